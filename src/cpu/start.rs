@@ -1,0 +1,65 @@
+//! The start phase on the CPU.
+
+use std::time::Instant;
+
+use super::msm::{msm_g1_bytes, scalar_bytes, Selection};
+use super::ntt::{h_coefficients, Domain};
+use crate::error::Result;
+use crate::groth16::assignment::{Evaluations, Witness};
+use crate::groth16::prover::{PartialProof, StartPhase, StartTimings};
+use crate::groth16::srs::Srs;
+
+/// The CPU start phase: NTTs and G1 MSMs on rayon and blst's thread pool.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CpuStart;
+
+impl StartPhase for CpuStart {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn start(
+        &self,
+        srs: &Srs,
+        evaluations: Evaluations,
+        w: &Witness,
+    ) -> Result<(PartialProof, StartTimings)> {
+        let t0 = Instant::now();
+        let Evaluations {
+            mut a,
+            mut b,
+            mut c,
+        } = evaluations;
+        let domain = Domain::cached(a.len().next_power_of_two().trailing_zeros())?;
+        for v in [&mut a, &mut b, &mut c] {
+            v.resize(domain.size(), Default::default());
+        }
+        let h = h_coefficients(&domain, a, b, c);
+        let ntt = t0.elapsed();
+
+        let t1 = Instant::now();
+        let h = msm_g1_bytes(&srs.h, &scalar_bytes(&[(&h, Selection::All)]));
+        let l = msm_g1_bytes(&srs.l, &scalar_bytes(&[(&w.aux, Selection::All)]));
+        let a = msm_g1_bytes(
+            &srs.a,
+            &scalar_bytes(&[
+                (&w.input, Selection::All),
+                (&w.aux, Selection::Dense(&w.a_aux_density)),
+            ]),
+        );
+        let b_g1 = msm_g1_bytes(
+            &srs.b_g1,
+            &scalar_bytes(&[
+                (&w.input, Selection::Dense(&w.b_input_density)),
+                (&w.aux, Selection::Dense(&w.b_aux_density)),
+            ]),
+        );
+        Ok((
+            PartialProof { h, l, a, b_g1 },
+            StartTimings {
+                ntt,
+                msm: t1.elapsed(),
+            },
+        ))
+    }
+}

@@ -1,0 +1,24 @@
+//! Groth16 over BLS12-381, compatible with bellperson byte for byte: params (SRS) reading,
+//! assignments and the synthesizer, the prover split into start/finish, proofs, verification.
+
+pub mod assignment;
+pub mod density;
+mod encoding;
+pub mod proof;
+pub mod prover;
+pub mod scalars;
+pub mod srs;
+pub mod synthesize;
+pub mod verify;
+pub mod verifying_key;
+
+pub use assignment::{Assignment, CircuitShape, Evaluations, Witness};
+pub use density::Density;
+pub use encoding::PointCheck;
+pub use proof::{Proof, PROOF_BYTES};
+pub use prover::{finish, prove, prove_batch, PartialProof, Randomness, StartPhase, StartTimings};
+pub use scalars::ScalarEncoding;
+pub use srs::Srs;
+pub use synthesize::{synthesize, synthesize_batch};
+pub use verify::verify_proof;
+pub use verifying_key::{PreparedVerifyingKey, VerifyingKey};

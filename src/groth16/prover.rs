@@ -1,0 +1,160 @@
+//! The Groth16 prover, split where the GPU's work ends.
+//!
+//! [`StartPhase::start`] is the device's share: the H polynomial through the NTTs and the G1
+//! MSMs for H, L, A and B_g1. [`finish`] is the host's: the B_g2 MSM and the assembly of A,
+//! B, C with the randomizers r and s. The engine runs `start` under the device mutex and
+//! `finish` on a finalizer thread, so one partition's B_g2 overlaps the next one's GPU work.
+
+use std::time::Duration;
+
+use blstrs::{G1Projective, G2Projective, Scalar};
+use ff::Field;
+use group::{prime::PrimeCurveAffine, Curve};
+
+use super::assignment::{Assignment, Evaluations, Witness};
+use super::proof::Proof;
+use super::srs::Srs;
+use crate::cpu::msm::{msm_g2_bytes, scalar_bytes, Selection};
+use crate::error::{Error, ErrorKind, Result};
+
+/// What the start phase hands to `finish`: the four G1 MSM results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PartialProof {
+    /// Σ hᵢ·Hᵢ.
+    pub h: G1Projective,
+    /// Σ auxᵢ·Lᵢ.
+    pub l: G1Projective,
+    /// Σ over inputs and A-dense aux of value·Aᵢ.
+    pub a: G1Projective,
+    /// Σ over B-dense inputs and aux of value·B_g1ᵢ.
+    pub b_g1: G1Projective,
+}
+
+/// Time spent in each stage of a start phase, for the stats.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StartTimings {
+    /// NTTs for H (host↔device transfers included on a GPU).
+    pub ntt: Duration,
+    /// The four G1 MSMs.
+    pub msm: Duration,
+}
+
+/// The device share of a proof. Implemented by the CPU backend and, where present, the GPU.
+pub trait StartPhase: Send + Sync {
+    /// The backend's name, as the stats and `cuzk_version()` report it.
+    fn name(&self) -> &'static str;
+
+    /// Computes H and the G1 MSMs. `evaluations` is consumed (its memory is freed as soon as
+    /// H is known). The caller has validated the assignment against `srs`.
+    fn start(
+        &self,
+        srs: &Srs,
+        evaluations: Evaluations,
+        witness: &Witness,
+    ) -> Result<(PartialProof, StartTimings)>;
+}
+
+/// The randomizers r and s of one proof.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Randomness {
+    /// r.
+    pub r: Scalar,
+    /// s.
+    pub s: Scalar,
+}
+
+impl Randomness {
+    /// Fresh r and s from the operating system's RNG.
+    pub fn random() -> Self {
+        let mut rng = rand_core::OsRng;
+        Randomness {
+            r: Scalar::random(&mut rng),
+            s: Scalar::random(&mut rng),
+        }
+    }
+}
+
+/// The B_g2 MSM: Σ over B-dense inputs and aux of value·B_g2ᵢ.
+pub fn b_g2_msm(srs: &Srs, witness: &Witness) -> G2Projective {
+    let bytes = scalar_bytes(&[
+        (&witness.input, Selection::Dense(&witness.b_input_density)),
+        (&witness.aux, Selection::Dense(&witness.b_aux_density)),
+    ]);
+    msm_g2_bytes(&srs.b_g2, &bytes)
+}
+
+/// The host share: B_g2 and the assembly
+/// A = α + Σa + rδ, B = β + Σb + sδ, C = Σh + Σl + s·A' + r·B1' + rsδ − ... as Groth16
+/// defines it (bellperson's exact formula, so the bytes agree).
+pub fn finish(
+    srs: &Srs,
+    witness: &Witness,
+    partial: &PartialProof,
+    rs: Randomness,
+) -> Result<Proof> {
+    let vk = &srs.vk;
+    if bool::from(vk.delta_g1.is_identity() | vk.delta_g2.is_identity()) {
+        return Err(Error::new(
+            ErrorKind::InvalidParams,
+            "params have δ at infinity: no zero-knowledge proof is possible with them",
+        ));
+    }
+    let Randomness { r, s } = rs;
+    let b_g2 = b_g2_msm(srs, witness);
+
+    let g_a = vk.delta_g1 * r + vk.alpha_g1 + partial.a;
+    let g_b = vk.delta_g2 * s + vk.beta_g2 + b_g2;
+    let g_c = vk.delta_g1 * (r * s)
+        + vk.alpha_g1 * s
+        + vk.beta_g1 * r
+        + partial.a * s
+        + partial.b_g1 * r
+        + partial.h
+        + partial.l;
+    Ok(Proof {
+        a: g_a.to_affine(),
+        b: g_b.to_affine(),
+        c: g_c.to_affine(),
+    })
+}
+
+/// Validates, starts and finishes one proof on `backend`.
+pub fn prove(
+    backend: &dyn StartPhase,
+    srs: &Srs,
+    assignment: Assignment,
+    rs: Randomness,
+) -> Result<Proof> {
+    assignment.validate(srs)?;
+    let Assignment {
+        evaluations,
+        witness,
+    } = assignment;
+    let (partial, _) = backend.start(srs, evaluations, &witness)?;
+    finish(srs, &witness, &partial, rs)
+}
+
+/// Proves a batch of same-shaped partitions under one SRS, one (r, s) each.
+pub fn prove_batch(
+    backend: &dyn StartPhase,
+    srs: &Srs,
+    assignments: Vec<Assignment>,
+    rs: &[Randomness],
+) -> Result<Vec<Proof>> {
+    if assignments.len() != rs.len() {
+        return Err(Error::invalid_argument(format!(
+            "{} partitions but {} (r, s) pairs",
+            assignments.len(),
+            rs.len()
+        )));
+    }
+    for (i, a) in assignments.iter().enumerate() {
+        a.validate(srs)
+            .map_err(|e| e.context(format!("partition {i}")))?;
+    }
+    assignments
+        .into_iter()
+        .zip(rs)
+        .map(|(a, rs)| prove(backend, srs, a, *rs))
+        .collect()
+}

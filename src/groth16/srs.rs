@@ -1,0 +1,121 @@
+//! The proving key (SRS) of one circuit shape, read from Filecoin's `.params` files.
+//!
+//! Layout, exactly as bellperson's `Parameters::write` produces it: the verifying key, then
+//! the sections `h`, `l`, `a`, `b_g1` (G1) and `b_g2` (G2), each a big-endian u32 count
+//! followed by that many uncompressed points. Files are memory-mapped and decoded in
+//! parallel into blst's in-memory form, which the CPU and GPU backends use directly.
+
+use std::fs::File;
+use std::path::Path;
+
+use blstrs::{G1Affine, G2Affine};
+
+use super::encoding::{write_section, ParamsReader, PointCheck};
+use super::verifying_key::VerifyingKey;
+use crate::error::{Error, ErrorKind, Result};
+
+/// A Groth16 proving key: the verifying key and the five query sections.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Srs {
+    /// The verifying key.
+    pub vk: VerifyingKey,
+    /// `h`: one point per coefficient of the quotient polynomial (domain size − 1).
+    pub h: Vec<G1Affine>,
+    /// `l`: one point per aux variable.
+    pub l: Vec<G1Affine>,
+    /// `a`: one point per input, then one per aux variable used in some A.
+    pub a: Vec<G1Affine>,
+    /// `b_g1`: one point per input, then per aux variable, used in some B.
+    pub b_g1: Vec<G1Affine>,
+    /// `b_g2`: as `b_g1`, in G2.
+    pub b_g2: Vec<G2Affine>,
+}
+
+impl Srs {
+    /// Reads a `.params` file through a memory map.
+    pub fn load(path: impl AsRef<Path>, check: PointCheck) -> Result<Self> {
+        let path = path.as_ref();
+        let io_err = |e: std::io::Error| {
+            Error::new(
+                ErrorKind::Io,
+                format!("cannot read params file {}: {e}", path.display()),
+            )
+        };
+        let file = File::open(path).map_err(io_err)?;
+        let len = file.metadata().map_err(io_err)?.len();
+        if len == 0 {
+            return Err(Error::invalid_params(format!(
+                "params file {} is empty",
+                path.display()
+            )));
+        }
+        // SAFETY: the map is read-only and dropped before this function returns; a file
+        // truncated underneath us by another process is the one hazard mmap cannot rule out,
+        // and params files are written once and never modified in place.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io_err)?;
+        Self::from_bytes(&map, check).map_err(|e| e.context(path.display()))
+    }
+
+    /// Decodes params from bytes in memory.
+    pub fn from_bytes(bytes: &[u8], check: PointCheck) -> Result<Self> {
+        let mut r = ParamsReader::new(bytes, check);
+        let srs = Srs {
+            vk: VerifyingKey::read(&mut r)?,
+            h: r.section("h")?,
+            l: r.section("l")?,
+            a: r.section("a")?,
+            b_g1: r.section("b_g1")?,
+            b_g2: r.section("b_g2")?,
+        };
+        r.finish()?;
+        if srs.b_g1.len() != srs.b_g2.len() {
+            return Err(Error::invalid_params(format!(
+                "params sections `b_g1` ({} points) and `b_g2` ({} points) differ in length",
+                srs.b_g1.len(),
+                srs.b_g2.len()
+            )));
+        }
+        if srs.vk.ic.is_empty() {
+            return Err(Error::invalid_params(
+                "params section `vk.ic` is empty: a circuit has at least the input ONE",
+            ));
+        }
+        Ok(srs)
+    }
+
+    /// Encodes in bellperson's `Parameters::write` layout.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let g1 = self.h.len() + self.l.len() + self.a.len() + self.b_g1.len();
+        let mut out =
+            Vec::with_capacity(1200 + 96 * (g1 + self.vk.ic.len()) + 192 * self.b_g2.len());
+        self.vk.write_into(&mut out);
+        write_section(&mut out, &self.h);
+        write_section(&mut out, &self.l);
+        write_section(&mut out, &self.a);
+        write_section(&mut out, &self.b_g1);
+        write_section(&mut out, &self.b_g2);
+        out
+    }
+
+    /// Number of inputs (the constant ONE included) the circuit has.
+    pub fn num_inputs(&self) -> usize {
+        self.vk.ic.len()
+    }
+
+    /// Number of aux variables the circuit has.
+    pub fn num_aux(&self) -> usize {
+        self.l.len()
+    }
+
+    /// The evaluation domain size (a power of two): one more than `h`'s length.
+    pub fn domain_size(&self) -> usize {
+        self.h.len() + 1
+    }
+
+    /// Bytes the decoded key occupies in memory.
+    pub fn memory_bytes(&self) -> usize {
+        let g1 = std::mem::size_of::<G1Affine>();
+        g1 * (self.h.len() + self.l.len() + self.a.len() + self.b_g1.len() + self.vk.ic.len())
+            + std::mem::size_of::<G2Affine>() * self.b_g2.len()
+    }
+}

@@ -11,6 +11,8 @@
 
 pub mod cpu;
 pub mod error;
+#[cfg(feature = "test-fixtures")]
+pub mod fixtures;
 pub mod groth16;
 
 pub use error::{Error, ErrorKind, Result};

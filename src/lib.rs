@@ -8,11 +8,21 @@
 //!   a device phase ([`groth16::StartPhase`]) and a host phase ([`groth16::finish`]), proofs
 //!   and verification.
 //! - [`cpu`]: the CPU backend (NTT, MSM).
+//! - [`engine`]: the proving engine (ordered partition queue, device workers behind a timed
+//!   device mutex, memory budget, finalizers, deferred trim).
+//! - [`stats`]: the engine's counters and latency histograms, and their snapshot.
 
 pub mod cpu;
+pub mod engine;
 pub mod error;
 #[cfg(feature = "test-fixtures")]
 pub mod fixtures;
 pub mod groth16;
+pub mod stats;
 
+pub use engine::{
+    AdmissionPolicy, Device, Engine, EngineConfig, Job, JobStatus, Priority, RandomnessChoice,
+    TrimPolicy,
+};
 pub use error::{Error, ErrorKind, Result};
+pub use stats::StatsSnapshot;

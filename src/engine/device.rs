@@ -1,0 +1,160 @@
+//! Devices and the device mutex.
+//!
+//! A [`Device`] is anything that runs a start phase: a GPU (once its backend plugs in here) or
+//! a logical CPU device running [`CpuStart`]. Each device has one [`DeviceMutex`] shared by
+//! that device's workers (two by default, so one worker stages its next partition while the
+//! other computes).
+//!
+//! Exactly one thing runs inside the device mutex: the [`StartPhase::start`] call (H's NTTs
+//! and the G1 MSMs, with their transfers on a GPU). Everything that needs no device runs
+//! outside: validation and admission (in `prove_start`), taking the next partition from the
+//! queue, skipping cancelled work, host staging, releasing the evaluations' reservation,
+//! handing the result to a finalizer, and the stats. The mutex times its wait and its hold
+//! separately, so a worker waiting for the device is never mistaken for a device computing.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::lock::{TrackedGuard, TrackedMutex};
+use crate::cpu::CpuStart;
+use crate::groth16::StartPhase;
+use crate::stats::Stats;
+
+/// A device the engine schedules start phases on.
+#[derive(Clone)]
+pub struct Device {
+    /// The name the stats and logs use (e.g. `cpu0`, `cuda0`).
+    pub name: String,
+    /// The start-phase backend this device runs.
+    pub backend: Arc<dyn StartPhase>,
+}
+
+impl std::fmt::Debug for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Device")
+            .field("name", &self.name)
+            .field("backend", &self.backend.name())
+            .finish()
+    }
+}
+
+impl Device {
+    /// A device named `name` running `backend`.
+    pub fn new(name: impl Into<String>, backend: Arc<dyn StartPhase>) -> Self {
+        Device {
+            name: name.into(),
+            backend,
+        }
+    }
+
+    /// `n` logical CPU devices. They share the machine's cores (the CPU backend is itself
+    /// multi-threaded), so more than one only serves to exercise multi-device scheduling.
+    pub fn cpu(n: usize) -> Vec<Device> {
+        (0..n)
+            .map(|i| Device::new(format!("cpu{i}"), Arc::new(CpuStart)))
+            .collect()
+    }
+}
+
+/// One device's mutex: serializes its start phases and times the wait, the hold and the gap
+/// between holds.
+pub struct DeviceMutex {
+    index: usize,
+    lock: TrackedMutex<()>,
+    stats: Arc<Stats>,
+    waiting: AtomicUsize,
+    /// When the last hold ended, in ns since the stats epoch.
+    released_at: AtomicU64,
+    /// Whether work was waiting when the last hold ended (so the next acquisition's delay
+    /// is device idle time with a backlog: the gap).
+    released_with_backlog: AtomicBool,
+}
+
+/// A held device mutex; records the hold and the device's busy time when dropped.
+pub struct DeviceGuard<'a> {
+    mutex: &'a DeviceMutex,
+    acquired: Instant,
+    _guard: TrackedGuard<'a, ()>,
+    /// Whether the queue had work when the hold ended, as the caller saw it.
+    backlog: Box<dyn Fn() -> bool + 'a>,
+}
+
+/// What [`DeviceMutex::lock`] measured.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Acquired {
+    /// Time spent waiting for the lock.
+    pub wait: Duration,
+    /// Device idle time before this hold while work was waiting, if it was.
+    pub gap: Option<Duration>,
+}
+
+impl DeviceMutex {
+    /// The mutex of device `index`, recording into `stats`.
+    pub fn new(index: usize, stats: Arc<Stats>) -> Self {
+        DeviceMutex {
+            index,
+            lock: TrackedMutex::new(()),
+            stats,
+            waiting: AtomicUsize::new(0),
+            released_at: AtomicU64::new(0),
+            released_with_backlog: AtomicBool::new(false),
+        }
+    }
+
+    fn now_ns(&self, t: Instant) -> u64 {
+        t.saturating_duration_since(self.stats.epoch).as_nanos() as u64
+    }
+
+    /// Locks the device. `backlog` is asked when the hold ends whether work is waiting; with
+    /// the workers that wait on this mutex, that decides whether the idle time until the next
+    /// hold counts as a gap.
+    pub fn lock<'a>(&'a self, backlog: impl Fn() -> bool + 'a) -> (DeviceGuard<'a>, Acquired) {
+        let t0 = Instant::now();
+        self.waiting.fetch_add(1, Relaxed);
+        let guard = self.lock.lock();
+        self.waiting.fetch_sub(1, Relaxed);
+        let acquired = Instant::now();
+        let wait = acquired - t0;
+        self.stats.mutex_wait.record(wait);
+        // The previous holder wrote these before unlocking; the mutex orders them before us.
+        let gap = if self.released_with_backlog.load(Relaxed) {
+            let since = self.released_at.load(Relaxed);
+            let gap = Duration::from_nanos(self.now_ns(acquired).saturating_sub(since));
+            self.stats.gap.record(gap);
+            Some(gap)
+        } else {
+            None
+        };
+        self.stats.device(self.index).begin(acquired);
+        (
+            DeviceGuard {
+                mutex: self,
+                acquired,
+                _guard: guard,
+                backlog: Box::new(backlog),
+            },
+            Acquired { wait, gap },
+        )
+    }
+}
+
+impl DeviceGuard<'_> {
+    /// How long the mutex has been held.
+    pub fn held(&self) -> Duration {
+        self.acquired.elapsed()
+    }
+}
+
+impl Drop for DeviceGuard<'_> {
+    fn drop(&mut self) {
+        let m = self.mutex;
+        let end = Instant::now();
+        m.stats.mutex_hold.record(end - self.acquired);
+        m.stats.device(m.index).end(self.acquired, end);
+        let backlog = m.waiting.load(Relaxed) > 0 || (self.backlog)();
+        m.released_at.store(m.now_ns(end), Relaxed);
+        m.released_with_backlog.store(backlog, Relaxed);
+        // `_guard` unlocks after this body.
+    }
+}

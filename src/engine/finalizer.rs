@@ -1,0 +1,88 @@
+//! The finalizers: finish each partition on the CPU (B_g2 MSM, proof assembly with r and s),
+//! store the proof, release the partition's remaining memory and report it to the trimmer.
+//!
+//! A finalizer takes one lock, its job's state lock, briefly to store a proof or a failure.
+//! It never touches the queue (a job it fails is purged by the next worker's pop, asked for
+//! by channel) and never trims: it only adds the bytes it freed to the trimmer's counter.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crossbeam_channel::Receiver;
+
+use super::job::JobShared;
+use super::{panic_message, PartitionHook, Reservation, Shared};
+use crate::error::{Error, Result};
+use crate::groth16::{finish, PartialProof, StartTimings, Witness};
+
+/// A started partition on its way to a finalizer.
+pub(crate) struct Finalize {
+    pub(crate) job: Arc<JobShared>,
+    pub(crate) index: usize,
+    pub(crate) device_index: usize,
+    pub(crate) witness: Witness,
+    pub(crate) result: Result<(PartialProof, StartTimings)>,
+    pub(crate) rest_res: Reservation,
+}
+
+pub(crate) fn run(rx: Receiver<Finalize>, shared: Arc<Shared>, hook: Option<PartitionHook>) {
+    for msg in rx.iter() {
+        let Finalize {
+            job,
+            index,
+            device_index,
+            witness,
+            result,
+            rest_res,
+        } = msg;
+        match result {
+            Err(e) => fail(&shared, &job, index, e),
+            Ok(_) if job.is_dead() => {
+                shared.stats.partitions_dropped.fetch_add(1, Relaxed);
+            }
+            Ok((partial, _)) => {
+                let t = Instant::now();
+                let proof = catch_unwind(AssertUnwindSafe(|| {
+                    if let Some(h) = &hook {
+                        h(job.seq, index);
+                    }
+                    finish(&job.srs, &witness, &partial, job.rs[index])
+                }))
+                .unwrap_or_else(|p| {
+                    Err(Error::internal(format!(
+                        "finalizer panicked: {}",
+                        panic_message(&*p)
+                    )))
+                });
+                let took = t.elapsed();
+                shared.stats.finalize.record(took);
+                tracing::debug!(
+                    target: "cuzk::fin_timing",
+                    device = device_index,
+                    job = job.seq,
+                    partition = index,
+                    finalize_us = took.as_micros() as u64,
+                    ok = proof.is_ok(),
+                    "finalize"
+                );
+                match proof {
+                    Ok(p) => {
+                        shared.stats.partitions_proved.fetch_add(1, Relaxed);
+                        job.complete(&shared, index, p);
+                    }
+                    Err(e) => fail(&shared, &job, index, e),
+                }
+            }
+        }
+        shared.drop_work_parts(rest_res, witness);
+    }
+}
+
+fn fail(shared: &Shared, job: &JobShared, index: usize, e: Error) {
+    shared.stats.partitions_failed.fetch_add(1, Relaxed);
+    if job.end(shared, e.context(format!("partition {index}"))) {
+        shared.queue.purge_later(job.seq);
+    }
+}

@@ -1,0 +1,442 @@
+//! The proving engine: keeps every device busy while a backlog exists, and times every wait.
+//!
+//! ```text
+//! prove_start ─ validate ─ reserve budget ─► PartitionQueue (priority, job seq, partition)
+//!                                                  │ pop (queue lock: submitters, workers)
+//!                      per device, N workers ◄─────┘
+//!                        DeviceMutex { StartPhase::start }   (wait and hold timed apart)
+//!                        release the evaluations' reservation (atomic)
+//!                        ──channel──► finalizers: finish (B_g2, assembly), store the proof
+//!                                     (job lock), release the rest (atomic), report freed
+//!                                     bytes (atomic) ──► Trimmer: malloc_trim(0), no lock
+//! ```
+//!
+//! Locks, and who takes them:
+//! - the queue's lock: `prove_start`, `Job::cancel`, device workers, shutdown;
+//! - a device's mutex: that device's workers, around `StartPhase::start` only;
+//! - a job's state lock: finalizers, the host's `finish`/`poll`/`cancel`, shutdown.
+//!
+//! So between two partitions a device worker takes only the queue's lock, which no finalizer
+//! and not the trimmer ever takes; it hands work to the finalizers by channel, and releases
+//! memory and reports freed bytes through atomics. The trimmer holds no lock at all. A
+//! finalizer that fails a job cannot remove the job's queued partitions itself (that would
+//! be the queue's lock); it asks the queue to do so on its next pop, also by channel.
+
+mod budget;
+mod device;
+mod finalizer;
+mod job;
+mod lock;
+mod queue;
+mod trimmer;
+mod worker;
+
+pub use budget::{default_budget, default_safety_margin, total_memory, MemoryBudget, Reservation};
+pub use device::{Acquired, Device, DeviceGuard, DeviceMutex};
+pub use job::{Job, JobStatus};
+pub use lock::{engine_locks_held, TrackedGuard, TrackedMutex};
+pub use queue::{PartitionQueue, Priority, QueueKey};
+pub use trimmer::{malloc_trim, FreedCounter, TrimFn, TrimPolicy, Trimmer};
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::Sender;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::groth16::{Assignment, Proof, Randomness, Srs};
+use crate::stats::{Stats, StatsSnapshot, MAX_DEVICES};
+use job::JobShared;
+
+/// What `prove_start` does when the memory budget cannot take a job yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AdmissionPolicy {
+    /// Wait up to this long for memory to be released, then fail with `Timeout`.
+    Wait(Duration),
+    /// Fail with `ResourceExhausted` at once.
+    FailFast,
+}
+
+/// The (r, s) randomizers of a job's proofs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RandomnessChoice {
+    /// One pair per partition, given by the caller (reproducible proofs).
+    Given(Vec<Randomness>),
+    /// Fresh pairs from the operating system's RNG.
+    Random,
+}
+
+/// A callback that sees a partition's job sequence number and index.
+pub type PartitionHook = Arc<dyn Fn(u64, usize) + Send + Sync>;
+
+/// Observation points for tests and instrumentation. Each runs on an engine thread in the
+/// middle of its work, so it should be quick; a panic in one fails only that partition's job.
+#[derive(Clone, Default)]
+pub struct Hooks {
+    /// Run by a device worker inside the device mutex, just before `StartPhase::start`.
+    pub on_device_start: Option<PartitionHook>,
+    /// Run by a finalizer just before it finishes a partition.
+    pub on_finalize: Option<PartitionHook>,
+    /// Run by the trimmer in place of `malloc_trim(0)`.
+    pub trim: Option<TrimFn>,
+}
+
+impl std::fmt::Debug for Hooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hooks")
+            .field("on_device_start", &self.on_device_start.is_some())
+            .field("on_finalize", &self.on_finalize.is_some())
+            .field("trim", &self.trim.is_some())
+            .finish()
+    }
+}
+
+/// How to build an [`Engine`].
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    /// The devices to run start phases on. GPU backends plug in as devices whose backend is
+    /// their `StartPhase`; without one, CPU devices ([`Device::cpu`]).
+    pub devices: Vec<Device>,
+    /// Workers per device. Two let one worker take and stage its next partition while the
+    /// other holds the device, so the device does not idle between partitions.
+    pub workers_per_device: usize,
+    /// Host memory the engine may reserve for jobs; `None` for [`default_budget`].
+    pub memory_budget: Option<u64>,
+    /// Finalizer threads (B_g2 MSM and proof assembly on the CPU).
+    pub finalizers: usize,
+    /// When to call `malloc_trim(0)`.
+    pub trim: TrimPolicy,
+    /// What `prove_start` does when the budget is full.
+    pub admission: AdmissionPolicy,
+    /// Test and instrumentation hooks.
+    pub hooks: Hooks,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            devices: Device::cpu(1),
+            workers_per_device: 2,
+            memory_budget: None,
+            finalizers: 2,
+            trim: TrimPolicy::default(),
+            admission: AdmissionPolicy::Wait(Duration::from_secs(600)),
+            hooks: Hooks::default(),
+        }
+    }
+}
+
+/// A queued partition and everything it holds.
+pub(crate) struct Work {
+    pub(crate) job: Arc<JobShared>,
+    pub(crate) index: usize,
+    pub(crate) assignment: Assignment,
+    /// Released when the start phase ends.
+    pub(crate) eval_res: Reservation,
+    /// Released when the proof is assembled.
+    pub(crate) rest_res: Reservation,
+    pub(crate) queued_at: Instant,
+}
+
+/// The state every engine thread and every job handle shares.
+pub(crate) struct Shared {
+    pub(crate) queue: PartitionQueue<Work>,
+    pub(crate) stats: Arc<Stats>,
+    pub(crate) budget: MemoryBudget,
+    pub(crate) freed: FreedCounter,
+    next_seq: AtomicU64,
+}
+
+impl Shared {
+    /// Drops partitions that will not be proved, counting them and reporting their memory.
+    pub(crate) fn drop_work(&self, work: impl IntoIterator<Item = Work>) {
+        for w in work {
+            self.stats.partitions_dropped.fetch_add(1, Relaxed);
+            let bytes = w.eval_res.bytes() + w.rest_res.bytes();
+            drop(w);
+            self.report_freed(bytes);
+        }
+    }
+
+    /// Tells the trimmer `bytes` were freed; lock-free.
+    pub(crate) fn report_freed(&self, bytes: u64) {
+        self.freed.report(bytes);
+        self.stats.bytes_freed_reported.fetch_add(bytes, Relaxed);
+    }
+
+    /// Frees what a started partition still holds and reports it to the trimmer.
+    pub(crate) fn drop_work_parts(&self, rest: Reservation, witness: crate::groth16::Witness) {
+        let bytes = rest.bytes();
+        drop(witness);
+        drop(rest);
+        self.report_freed(bytes);
+    }
+
+    /// Removes job `seq`'s queued partitions and frees them.
+    pub(crate) fn drop_queued(&self, seq: u64) {
+        let removed = self.queue.remove_job(seq);
+        self.drop_work(removed.into_iter().map(|(_, w)| w));
+    }
+}
+
+/// The proving engine. Dropping it fails the jobs still queued with `ShuttingDown`, lets the
+/// partitions already on a device or a finalizer complete, and joins every thread.
+pub struct Engine {
+    shared: Arc<Shared>,
+    config: EngineConfig,
+    workers: Vec<JoinHandle<()>>,
+    finalizers: Vec<JoinHandle<()>>,
+    to_finalizers: Option<Sender<finalizer::Finalize>>,
+    trimmer: Option<Trimmer>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("devices", &self.config.devices)
+            .field("workers_per_device", &self.config.workers_per_device)
+            .field("finalizers", &self.config.finalizers)
+            .field("memory_budget", &self.shared.budget.limit())
+            .finish()
+    }
+}
+
+fn spawn_error(what: &str, e: std::io::Error) -> Error {
+    Error::internal(format!("cannot start the {what} thread: {e}"))
+}
+
+impl Engine {
+    /// Starts the engine's threads: `workers_per_device` per device, the finalizers and the
+    /// trimmer.
+    pub fn new(config: EngineConfig) -> Result<Engine> {
+        if config.devices.is_empty() || config.devices.len() > MAX_DEVICES {
+            return Err(Error::invalid_argument(format!(
+                "an engine needs 1 to {MAX_DEVICES} devices, got {}",
+                config.devices.len()
+            )));
+        }
+        if config.workers_per_device == 0 || config.finalizers == 0 {
+            return Err(Error::invalid_argument(
+                "workers_per_device and finalizers must be at least 1",
+            ));
+        }
+        let limit = config.memory_budget.unwrap_or_else(default_budget);
+        let stats = Arc::new(Stats::new(config.devices.len()));
+        let trimmer = Trimmer::start(config.trim, config.hooks.trim.clone(), stats.clone())
+            .map_err(|e| spawn_error("trimmer", e))?;
+        let shared = Arc::new(Shared {
+            queue: PartitionQueue::new(),
+            budget: MemoryBudget::with_stats(limit, stats.clone()),
+            freed: trimmer.counter(),
+            stats,
+            next_seq: AtomicU64::new(0),
+        });
+        // Unbounded: the budget already bounds the partitions in flight, and a worker must
+        // never wait for a finalizer to make room.
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let mut engine = Engine {
+            shared: shared.clone(),
+            workers: Vec::new(),
+            finalizers: Vec::new(),
+            to_finalizers: Some(tx.clone()),
+            trimmer: Some(trimmer),
+            config,
+        };
+        // `tx` and `rx` move into `spawn` so that, if it fails, they are gone before the
+        // engine's drop waits for the finalizers to see the channel disconnect.
+        engine.spawn(tx, rx)?;
+        Ok(engine)
+    }
+
+    fn spawn(
+        &mut self,
+        tx: Sender<finalizer::Finalize>,
+        rx: crossbeam_channel::Receiver<finalizer::Finalize>,
+    ) -> Result<()> {
+        let shared = self.shared.clone();
+        for i in 0..self.config.finalizers {
+            let (rx, shared, hook) = (
+                rx.clone(),
+                shared.clone(),
+                self.config.hooks.on_finalize.clone(),
+            );
+            let t = std::thread::Builder::new()
+                .name(format!("cuzk-fin{i}"))
+                .spawn(move || finalizer::run(rx, shared, hook))
+                .map_err(|e| spawn_error("finalizer", e))?;
+            self.finalizers.push(t);
+        }
+        for (d, device) in self.config.devices.iter().enumerate() {
+            let mutex = Arc::new(DeviceMutex::new(d, shared.stats.clone()));
+            for w in 0..self.config.workers_per_device {
+                let ctx = worker::Worker {
+                    device_index: d,
+                    device: device.clone(),
+                    mutex: mutex.clone(),
+                    shared: shared.clone(),
+                    to_finalizers: tx.clone(),
+                    on_device_start: self.config.hooks.on_device_start.clone(),
+                };
+                let t = std::thread::Builder::new()
+                    .name(format!("cuzk-{}-w{w}", device.name))
+                    .spawn(move || ctx.run())
+                    .map_err(|e| spawn_error("device worker", e))?;
+                self.workers.push(t);
+            }
+        }
+        Ok(())
+    }
+
+    /// Validates a job, reserves its memory and queues its partitions; returns as soon as
+    /// they are queued. Every partition is validated against `srs` first, and one bad
+    /// partition fails the whole job with an error naming it. A job larger than the whole
+    /// budget fails with `ResourceExhausted` at once; one that does not fit yet waits or
+    /// fails as the admission policy says.
+    pub fn prove_start(
+        &self,
+        srs: Arc<Srs>,
+        partitions: Vec<Assignment>,
+        rs: RandomnessChoice,
+        priority: Priority,
+    ) -> Result<Job> {
+        let r = self.admit(srs, partitions, rs, priority);
+        if r.is_err() {
+            self.shared.stats.jobs_rejected.fetch_add(1, Relaxed);
+        }
+        r
+    }
+
+    fn admit(
+        &self,
+        srs: Arc<Srs>,
+        partitions: Vec<Assignment>,
+        rs: RandomnessChoice,
+        priority: Priority,
+    ) -> Result<Job> {
+        let n = partitions.len();
+        if n == 0 {
+            return Err(Error::invalid_argument(
+                "a job needs at least one partition",
+            ));
+        }
+        let rs = match rs {
+            RandomnessChoice::Given(v) if v.len() == n => v,
+            RandomnessChoice::Given(v) => {
+                return Err(Error::invalid_argument(format!(
+                    "{n} partitions but {} (r, s) pairs",
+                    v.len()
+                )))
+            }
+            RandomnessChoice::Random => (0..n).map(|_| Randomness::random()).collect(),
+        };
+        let mut shares = Vec::with_capacity(n);
+        for (i, a) in partitions.iter().enumerate() {
+            a.validate(&srs)
+                .map_err(|e| e.context(format!("partition {i}")))?;
+            let shape = a.shape();
+            let rest = shape.witness_bytes() + std::mem::size_of::<Proof>();
+            shares.push((shape.evaluation_bytes() as u64, rest as u64));
+        }
+        let total = shares
+            .iter()
+            .try_fold(0u64, |acc, (e, r)| acc.checked_add(e + r))
+            .ok_or_else(|| Error::new(ErrorKind::ResourceExhausted, "job size overflows"))?;
+
+        let t = Instant::now();
+        let mut reservation = match self.config.admission {
+            AdmissionPolicy::FailFast => self.shared.budget.try_reserve(total),
+            AdmissionPolicy::Wait(timeout) => self.shared.budget.reserve(total, timeout),
+        }?;
+        self.shared.stats.admission_wait.record(t.elapsed());
+
+        let seq = self.shared.next_seq.fetch_add(1, Relaxed);
+        let job = Arc::new(JobShared::new(seq, priority, srs, rs));
+        let now = Instant::now();
+        let items: Vec<_> = partitions
+            .into_iter()
+            .zip(shares)
+            .enumerate()
+            .map(|(index, (assignment, (eval, rest)))| {
+                let key = QueueKey {
+                    priority,
+                    job_seq: seq,
+                    partition: index,
+                };
+                let work = Work {
+                    job: job.clone(),
+                    index,
+                    assignment,
+                    eval_res: reservation.split(eval),
+                    rest_res: reservation.split(rest),
+                    queued_at: now,
+                };
+                (key, work)
+            })
+            .collect();
+        let stats = &self.shared.stats;
+        stats.jobs_admitted.fetch_add(1, Relaxed);
+        stats.partitions_admitted.fetch_add(n as u64, Relaxed);
+        if let Err(items) = self.shared.queue.push_all(items) {
+            // Only reachable while the engine is being dropped.
+            let e = Error::new(ErrorKind::ShuttingDown, "the engine is shutting down");
+            job.end(&self.shared, e.clone());
+            self.shared.drop_work(items.into_iter().map(|(_, w)| w));
+            return Err(e);
+        }
+        Ok(Job {
+            job,
+            shared: self.shared.clone(),
+        })
+    }
+
+    /// A snapshot of the engine's statistics.
+    pub fn stats(&self) -> StatsSnapshot {
+        self.shared.stats.snapshot(self.shared.queue.depth())
+    }
+
+    /// The memory budget.
+    pub fn memory_budget(&self) -> &MemoryBudget {
+        &self.shared.budget
+    }
+
+    /// The devices, in stats order.
+    pub fn devices(&self) -> &[Device] {
+        &self.config.devices
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        let left = self.shared.queue.close();
+        for (_, w) in &left {
+            w.job.end(
+                &self.shared,
+                Error::new(
+                    ErrorKind::ShuttingDown,
+                    "the engine shut down before this job was proved",
+                ),
+            );
+        }
+        self.shared.drop_work(left.into_iter().map(|(_, w)| w));
+        for t in self.workers.drain(..) {
+            let _ = t.join();
+        }
+        // The workers' senders are gone with them; this was the last one, so the finalizers
+        // drain what is left and stop.
+        self.to_finalizers.take();
+        for t in self.finalizers.drain(..) {
+            let _ = t.join();
+        }
+        self.trimmer.take();
+    }
+}
+
+/// A panic payload's message.
+pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "non-string panic payload".into())
+}

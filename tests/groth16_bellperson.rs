@@ -110,6 +110,24 @@ fn shapes_cover_what_they_claim() {
 }
 
 #[test]
+fn another_seed_changes_the_witness_not_the_constraints() {
+    for (name, circuit) in SampleCircuit::shapes() {
+        let a = synthesize(circuit.clone()).unwrap();
+        let b = synthesize(circuit.with_seed(12345)).unwrap();
+        assert_eq!(a.shape(), b.shape(), "{name}");
+        assert_eq!(a.witness.a_aux_density, b.witness.a_aux_density, "{name}");
+        assert_eq!(
+            a.witness.b_input_density, b.witness.b_input_density,
+            "{name}"
+        );
+        assert_eq!(a.witness.b_aux_density, b.witness.b_aux_density, "{name}");
+        if !a.witness.aux.is_empty() {
+            assert_ne!(a.witness.aux, b.witness.aux, "{name}");
+        }
+    }
+}
+
+#[test]
 fn batch_proofs_equal_bellperson_batch() {
     let circuit = SampleCircuit::BooleanHeavy { bits: 200, seed: 0 };
     let waste = ToxicWaste::from_seed(7);

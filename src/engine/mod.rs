@@ -396,6 +396,14 @@ impl Engine {
         self.shared.stats.snapshot(self.shared.queue.depth())
     }
 
+    /// Shuts the engine down as dropping it does, and returns the final statistics: every
+    /// partition accounted for, every thread joined.
+    pub fn shutdown(self) -> StatsSnapshot {
+        let shared = self.shared.clone();
+        drop(self);
+        shared.stats.snapshot(shared.queue.depth())
+    }
+
     /// The memory budget.
     pub fn memory_budget(&self) -> &MemoryBudget {
         &self.shared.budget

@@ -15,7 +15,6 @@
 pub mod cpu;
 pub mod engine;
 pub mod error;
-pub mod gpu;
 #[cfg(feature = "test-fixtures")]
 pub mod fixtures;
 pub mod groth16;

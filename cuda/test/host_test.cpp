@@ -1,0 +1,106 @@
+// Host check of the device arithmetic and of the MSM pipeline, without a GPU: the per-thread
+// stage functions of msm.cuh run in plain loops (one "thread" at a time, so atomics are plain
+// adds) against big-integer vectors from gen_vectors.py. Run: scripts/cuda-host-test.sh
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+#include "../msm.cuh"
+#include "../ntt.cuh"
+
+static bool read_fe(FILE* f, uint32_t* v, int n) {
+    for (int i = 0; i < n; i++)
+        if (fscanf(f, "%x", &v[i]) != 1) return false;
+    return true;
+}
+template <class F> static void print(const char* what, const F& a) {
+    printf("%s:", what);
+    for (int i = F::N - 1; i >= 0; i--) printf(" %08x", a.v[i]);
+    printf("\n");
+}
+
+static fp_t fp_inv(const fp_t& a) {
+    // p - 2, little-endian 32-bit words
+    static const uint32_t e[12] = {0xffffaaa9, 0xb9feffff, 0xb153ffff, 0x1eabfffe, 0xf6b0f624, 0x6730d2a0,
+                                   0xf38512bf, 0x64774b84, 0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};
+    fp_t r = fp_t::one();
+    for (int i = 11; i >= 0; i--)
+        for (int b = 31; b >= 0; b--) {
+            r = r.sqr();
+            if ((e[i] >> b) & 1) r = r * a;
+        }
+    return r;
+}
+
+// Runs the device pipeline stage by stage, as src/gpu/msm.rs launches it.
+static g1_xyzz_t msm_emulated(const std::vector<g1_affine_t>& pts, std::vector<fr_t> sc, uint32_t c, uint32_t L, uint32_t Kmax) {
+    uint32_t n = pts.size();
+    uint32_t nwin = (256 + c - 1) / c, B = 1u << (c - 1), stride = B + 1;
+    uint32_t T = (n + L - 1) / L;
+    uint32_t K = B < Kmax ? B : Kmax;
+    std::vector<uint32_t> hist(nwin * stride, 0), totals(nwin), sidx(nwin * n), sbkt(nwin * n), pbkt(nwin * 2 * T);
+    std::vector<g1_xyzz_t> buckets(nwin * B, g1_xyzz_t::inf()), pieces(nwin * 2 * T), partial(nwin * K), out(nwin);
+    for (uint32_t i = 0; i < n; i++) msm_scalars_hist_thread(i, sc.data(), n, c, nwin, hist.data());
+    for (uint32_t w = 0; w < nwin; w++) msm_scan_thread(w, hist.data(), c, nwin, totals.data());
+    for (uint32_t i = 0; i < n; i++) msm_scatter_thread(i, sc.data(), n, c, nwin, hist.data(), sidx.data(), sbkt.data());
+    for (uint32_t g = 0; g < nwin * T; g++)
+        msm_accumulate_thread(g, pts.data(), sidx.data(), sbkt.data(), totals.data(), n, nwin, L, T, B, buckets.data(), pieces.data(), pbkt.data());
+    for (uint32_t g = 0; g < nwin * 2 * T; g++) msm_pieces_thread(g, pieces.data(), pbkt.data(), nwin, T, B, buckets.data());
+    for (uint32_t g = 0; g < nwin * K; g++) msm_bucket_reduce_thread(g, buckets.data(), nwin, B, K, partial.data());
+    for (uint32_t s = K / 2; s >= 1; s /= 2)
+        for (uint32_t g = 0; g < nwin * s; g++) msm_tree_reduce_thread(g, partial.data(), nwin, K, s, out.data());
+    g1_xyzz_t acc = out[nwin - 1];
+    for (int w = nwin - 2; w >= 0; w--) {
+        for (uint32_t k = 0; k < c; k++) acc = acc.dbl();
+        acc.add(out[w]);
+    }
+    return acc;
+}
+
+int main(int argc, char** argv) {
+    FILE* f = argc > 1 ? fopen(argv[1], "r") : stdin;
+    if (!f) { perror("open"); return 2; }
+    int fails = 0, checks = 0, nf;
+    if (fscanf(f, "%d", &nf) != 1) return 2;
+    for (int i = 0; i < nf; i++) {
+        fp_t a, b, m, s, d;
+        read_fe(f, a.v, 12); read_fe(f, b.v, 12); read_fe(f, m.v, 12); read_fe(f, s.v, 12); read_fe(f, d.v, 12);
+        checks += 3;
+        if (!(a * b).eq(m)) { fails++; print("fp mul got", a * b); print("fp mul want", m); }
+        if (!(a + b).eq(s)) { fails++; print("fp add got", a + b); }
+        if (!(a - b).eq(d)) { fails++; print("fp sub got", a - b); }
+    }
+    for (int i = 0; i < nf; i++) {
+        fr_t a, b, m;
+        read_fe(f, a.v, 8); read_fe(f, b.v, 8); read_fe(f, m.v, 8);
+        checks++;
+        if (!(a * b).eq(m)) { fails++; print("fr mul got", a * b); print("fr mul want", m); }
+    }
+    int ncases;
+    if (fscanf(f, "%d", &ncases) != 1) return 2;
+    for (int cs = 0; cs < ncases; cs++) {
+        int n;
+        if (fscanf(f, "%d", &n) != 1) return 2;
+        std::vector<g1_affine_t> pts(n);
+        std::vector<fr_t> sc(n);
+        for (int i = 0; i < n; i++) { read_fe(f, pts[i].x.v, 12); read_fe(f, pts[i].y.v, 12); read_fe(f, sc[i].v, 8); }
+        fp_t wx, wy;
+        read_fe(f, wx.v, 12); read_fe(f, wy.v, 12);
+        const uint32_t params[][3] = {{4, 1, 2}, {5, 3, 4}, {8, 2, 16}, {13, 32, 256}, {16, 7, 4096}};
+        for (auto& pr : params) {
+            g1_xyzz_t r = msm_emulated(pts, sc, pr[0], pr[1], pr[2]);
+            fp_t gx = fp_t::zero(), gy = fp_t::zero();
+            if (!r.is_inf()) {
+                gx = (r.X * fp_inv(r.ZZ)).from_mont();
+                gy = (r.Y * fp_inv(r.ZZZ)).from_mont();
+            }
+            checks++;
+            if (!gx.eq(wx) || !gy.eq(wy)) {
+                fails++;
+                printf("msm case %d (n=%d, c=%u, L=%u, K=%u) wrong\n", cs, n, pr[0], pr[1], pr[2]);
+                print(" got x", gx); print(" want x", wx);
+            }
+        }
+    }
+    printf("%d passed, %d failed\n", checks - fails, fails);
+    return fails ? 1 : 0;
+}

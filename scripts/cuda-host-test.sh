@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Checks the CUDA arithmetic and the MSM pipeline on the host (no GPU): compiles
+# cuda/test/host_test.cpp with the system C++ compiler and runs it on vectors from
+# cuda/test/gen_vectors.py. Needs python3 and g++ (or $CXX).
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+"${CXX:-g++}" -std=c++17 -O2 -Wall -Wno-unknown-pragmas -o "$tmp/host_test" "$repo/cuda/test/host_test.cpp"
+for seed in 1 2; do
+    python3 "$repo/cuda/test/gen_vectors.py" "$seed" > "$tmp/vectors.txt"
+    "$tmp/host_test" "$tmp/vectors.txt"
+done

@@ -1,0 +1,174 @@
+//! GPU benchmark: G1 MSM and Fr NTT timings per stage on device 0.
+//!
+//! `gpu_bench [msm|ntt|all] [--runs N] [--msm-logs 16,20,22,24] [--ntt-logs 20,...,26]`
+//! Prints the median of N timed runs after one warm-up run for each size. Inputs are random;
+//! the first MSM of each size is also checked against the CPU backend (sizes <= 2^20).
+
+use std::time::Instant;
+
+use blstrs::{G1Affine, G1Projective, Scalar};
+use ff::Field;
+use group::prime::PrimeCurveAffine;
+use group::{Curve, Group};
+use rand_core::RngCore;
+use rayon::prelude::*;
+
+use cuzk::gpu::{self, GpuContext, MsmTimings, NttKind, NttTimings};
+
+/// SplitMix64: a seeded generator for benchmark inputs (no dev-dependencies in a bin).
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn seed_from_u64(s: u64) -> Self {
+        SplitMix(s)
+    }
+}
+
+impl RngCore for SplitMix {
+    fn next_u32(&mut self) -> u32 {
+        self.next_u64() as u32
+    }
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn fill_bytes(&mut self, dest: &mut [u8]) {
+        rand_core::impls::fill_bytes_via_next(self, dest)
+    }
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), rand_core::Error> {
+        self.fill_bytes(dest);
+        Ok(())
+    }
+}
+
+fn points(n: usize) -> Vec<G1Affine> {
+    let runs = 256usize.min(n);
+    let per = n.div_ceil(runs);
+    let proj: Vec<G1Projective> = (0..runs)
+        .into_par_iter()
+        .flat_map_iter(|r| {
+            let mut g = SplitMix::seed_from_u64(r as u64);
+            let mut p = G1Projective::generator() * Scalar::random(&mut g);
+            let step = G1Projective::generator() * Scalar::random(&mut g);
+            let len = per.min(n.saturating_sub(r * per));
+            (0..len).map(move |_| {
+                p += step;
+                p
+            })
+        })
+        .collect();
+    let mut out = vec![G1Affine::identity(); n];
+    out.par_chunks_mut(1 << 16)
+        .zip(proj.par_chunks(1 << 16))
+        .for_each(|(o, p)| G1Projective::batch_normalize(p, o));
+    out
+}
+
+fn scalars(n: usize, seed: u64) -> Vec<Scalar> {
+    (0..n.div_ceil(1 << 14))
+        .into_par_iter()
+        .flat_map_iter(|c| {
+            let mut g = SplitMix::seed_from_u64(seed ^ (c as u64) << 20);
+            let len = (1usize << 14).min(n - c * (1 << 14));
+            (0..len).map(move |_| Scalar::random(&mut g)).collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+fn median(mut v: Vec<f32>) -> f32 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn logs(arg: Option<&String>, default: &[u32]) -> Vec<u32> {
+    arg.map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_else(|| default.to_vec())
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let what = args.get(1).map(String::as_str).unwrap_or("all");
+    let opt = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1));
+    let runs: usize = opt("--runs").and_then(|s| s.parse().ok()).unwrap_or(5);
+    let msm_logs = logs(opt("--msm-logs"), &[16, 20, 22, 24]);
+    let ntt_logs = logs(opt("--ntt-logs"), &[20, 21, 22, 23, 24, 25, 26]);
+
+    let devs = match gpu::discover() {
+        Ok(d) if !d.is_empty() => d,
+        Ok(_) => {
+            println!("SKIP: no CUDA device");
+            return;
+        }
+        Err(e) => {
+            println!("SKIP: {e}");
+            return;
+        }
+    };
+    println!("device: {:?}", devs[0]);
+    let mut ctx = GpuContext::new(0).expect("open device 0");
+
+    if what == "msm" || what == "all" {
+        println!("\nG1 MSM (median of {runs} after 1 warm-up; ms)");
+        println!("{:>5} {:>3} {:>9} {:>8} {:>8} {:>9} {:>8} {:>7} {:>6} {:>9}", "log n", "c", "total", "upload", "sort", "accum", "reduce", "down", "host", "kernels");
+        for &lg in &msm_logs {
+            let n = 1usize << lg;
+            let tg = Instant::now();
+            let p = points(n);
+            let s = scalars(n, lg as u64);
+            eprintln!("inputs 2^{lg}: {:.1} s", tg.elapsed().as_secs_f32());
+            let (r, _) = ctx.msm_g1_timed(&p, &s).expect("msm");
+            if lg <= 20 {
+                let want = cuzk::cpu::msm::msm_g1(&p, &s);
+                assert_eq!(r.to_affine(), want.to_affine(), "GPU MSM differs from CPU at 2^{lg}");
+            }
+            let ts: Vec<MsmTimings> = (0..runs).map(|_| ctx.msm_g1_timed(&p, &s).expect("msm").1).collect();
+            let m = |f: fn(&MsmTimings) -> f32| median(ts.iter().map(f).collect());
+            println!(
+                "{:>5} {:>3} {:>9.2} {:>8.2} {:>8.2} {:>9.2} {:>8.2} {:>7.2} {:>6.2} {:>9.2}",
+                lg,
+                ts[0].window_bits,
+                m(|t| t.total_ms),
+                m(|t| t.upload_ms),
+                m(|t| t.sort_ms),
+                m(|t| t.accumulate_ms),
+                m(|t| t.reduce_ms),
+                m(|t| t.download_ms),
+                m(|t| t.host_ms),
+                m(|t| t.sort_ms + t.accumulate_ms + t.reduce_ms),
+            );
+        }
+        ctx.release_scratch();
+    }
+
+    if what == "ntt" || what == "all" {
+        println!("\nFr NTT (median of {runs} after 1 warm-up; ms)");
+        println!("{:>5} {:>13} {:>9} {:>8} {:>8} {:>8}", "log n", "kind", "total", "upload", "kernels", "down");
+        for &lg in &ntt_logs {
+            let n = 1usize << lg;
+            let input = scalars(n, 99 + lg as u64);
+            for kind in [NttKind::Forward, NttKind::Inverse, NttKind::Coset, NttKind::InverseCoset] {
+                let mut v = input.clone();
+                ctx.ntt_timed(&mut v, kind).expect("ntt warm-up");
+                let ts: Vec<NttTimings> = (0..runs)
+                    .map(|_| {
+                        v.copy_from_slice(&input);
+                        ctx.ntt_timed(&mut v, kind).expect("ntt")
+                    })
+                    .collect();
+                let m = |f: fn(&NttTimings) -> f32| median(ts.iter().map(f).collect());
+                println!(
+                    "{:>5} {:>13} {:>9.2} {:>8.2} {:>8.2} {:>8.2}",
+                    lg,
+                    format!("{kind:?}"),
+                    m(|t| t.total_ms),
+                    m(|t| t.upload_ms),
+                    m(|t| t.kernels_ms),
+                    m(|t| t.download_ms)
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,404 @@
+//! The CUDA driver through cudarc's raw (`result`) API: probing, one context per device,
+//! the embedded module, device buffers, launches and events.
+//!
+//! cudarc's dynamic loading panics when `libcuda` is missing or lacks a symbol of the CUDA
+//! version it was built for (13.0). So [`probe`] first opens the library itself and asks
+//! `cuDriverGetVersion`, and only then lets cudarc load it (inside `catch_unwind` as a last
+//! guard); a machine without a driver, or with a driver older than 13.0, gets an error value.
+
+use std::collections::HashMap;
+use std::ffi::{c_void, CString};
+use std::sync::OnceLock;
+
+use cudarc::driver::result;
+use cudarc::driver::sys;
+
+use super::{DeviceInfo, GpuError};
+
+/// The fatbin `build.rs` compiled from `cuda/*.cu`.
+static FATBIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cuzk.fatbin"));
+
+/// The oldest driver API version the kernels and cudarc's symbol table need (13.0).
+const MIN_DRIVER_VERSION: i32 = 13000;
+
+/// Turns a driver result into a [`GpuError`] naming the call.
+pub(crate) fn check<T>(r: Result<T, result::DriverError>, call: &str) -> Result<T, GpuError> {
+    r.map_err(|e| GpuError::Cuda {
+        call: call.to_string(),
+        error: e
+            .error_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| format!("{:?}", e.0)),
+    })
+}
+
+/// Loads and initialises the driver once per process; later calls return the same answer.
+pub(crate) fn probe() -> Result<(), GpuError> {
+    static PROBE: OnceLock<Result<(), GpuError>> = OnceLock::new();
+    PROBE.get_or_init(probe_uncached).clone()
+}
+
+fn probe_uncached() -> Result<(), GpuError> {
+    #[cfg(unix)]
+    {
+        let v = driver_version_dlopen()?;
+        if v < MIN_DRIVER_VERSION {
+            return Err(GpuError::NoDriver(format!(
+                "the driver supports CUDA {}.{}; cuzk's kernels need {}.{} or newer",
+                v / 1000,
+                (v % 1000) / 10,
+                MIN_DRIVER_VERSION / 1000,
+                (MIN_DRIVER_VERSION % 1000) / 10
+            )));
+        }
+    }
+    // SAFETY: only loads the library and resolves symbols; a missing symbol panics, caught here.
+    let present = std::panic::catch_unwind(|| unsafe { sys::is_culib_present() }).unwrap_or(false);
+    if !present {
+        return Err(GpuError::NoDriver("libcuda could not be loaded".into()));
+    }
+    check(result::init(), "cuInit")
+}
+
+/// `cuDriverGetVersion` through a plain dlopen, so nothing panics when the library is absent.
+#[cfg(unix)]
+fn driver_version_dlopen() -> Result<i32, GpuError> {
+    type GetVersion = unsafe extern "C" fn(*mut i32) -> i32;
+    for name in ["libcuda.so.1", "libcuda.so"] {
+        let cname = CString::new(name).expect("no NUL in a literal");
+        // SAFETY: dlopen/dlsym with valid C strings; the handle is kept open for the process
+        // (cudarc opens the same library again; the loader shares it).
+        unsafe {
+            let h = libc::dlopen(cname.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL);
+            if h.is_null() {
+                continue;
+            }
+            let sym = libc::dlsym(h, c"cuDriverGetVersion".as_ptr());
+            if sym.is_null() {
+                return Err(GpuError::NoDriver(format!("{name} has no cuDriverGetVersion")));
+            }
+            let f: GetVersion = std::mem::transmute::<*mut c_void, GetVersion>(sym);
+            let mut v = 0i32;
+            let rc = f(&mut v);
+            if rc != 0 {
+                return Err(GpuError::NoDriver(format!("cuDriverGetVersion returned {rc}")));
+            }
+            return Ok(v);
+        }
+    }
+    Err(GpuError::NoDriver("libcuda.so.1 not found".into()))
+}
+
+/// The usable devices: `Ok(empty)` when there is no driver or no GPU; `Err` only when a
+/// driver is there but a query on it fails.
+pub fn discover() -> Result<Vec<DeviceInfo>, GpuError> {
+    if probe().is_err() {
+        return Ok(Vec::new());
+    }
+    let count = match result::device::get_count() {
+        Ok(c) => c,
+        // A driver without devices (or without access to them) answers NO_DEVICE.
+        Err(e) if e.0 == sys::CUresult::CUDA_ERROR_NO_DEVICE => return Ok(Vec::new()),
+        Err(e) => return check(Err(e), "cuDeviceGetCount"),
+    };
+    (0..count.max(0) as usize).map(device_info).collect()
+}
+
+fn device_info(ordinal: usize) -> Result<DeviceInfo, GpuError> {
+    let dev = check(result::device::get(ordinal as i32), "cuDeviceGet")?;
+    let attr = |a| check(unsafe { result::device::get_attribute(dev, a) }, "cuDeviceGetAttribute");
+    use sys::CUdevice_attribute::*;
+    Ok(DeviceInfo {
+        ordinal,
+        name: check(result::device::get_name(dev), "cuDeviceGetName")?,
+        compute_capability: (
+            attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)? as u32,
+            attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)? as u32,
+        ),
+        total_memory: check(unsafe { result::device::total_mem(dev) }, "cuDeviceTotalMem")?,
+        multiprocessors: attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32,
+    })
+}
+
+/// A device allocation, freed on drop.
+#[derive(Debug)]
+pub(crate) struct DevBuf {
+    pub ptr: sys::CUdeviceptr,
+    pub bytes: usize,
+}
+
+impl Drop for DevBuf {
+    fn drop(&mut self) {
+        // SAFETY: ptr came from cuMemAlloc in this context, which outlives its buffers
+        // (GpuContext drops them before releasing the context). Errors here have no caller.
+        unsafe {
+            let _ = result::free_sync(self.ptr);
+        }
+    }
+}
+
+/// Every kernel in the fatbin; looked up once per context.
+pub(crate) const KERNELS: &[&str] = &[
+    "cuzk_msm_scalars_hist",
+    "cuzk_msm_scan",
+    "cuzk_msm_scatter",
+    "cuzk_msm_accumulate",
+    "cuzk_msm_pieces",
+    "cuzk_msm_bucket_reduce",
+    "cuzk_msm_tree_reduce",
+    "cuzk_ntt_powers",
+    "cuzk_ntt_scale",
+    "cuzk_ntt_bitrev",
+    "cuzk_ntt_stage",
+    "cuzk_ntt_first_stages",
+];
+
+/// One device: its primary context, a stream, the loaded kernels and cached buffers.
+///
+/// Not `Sync`: one thread at a time drives a context (the engine's device mutex). Methods
+/// take `&mut self` because they reuse the cached buffers.
+pub struct GpuContext {
+    info: DeviceInfo,
+    dev: sys::CUdevice,
+    ctx: sys::CUcontext,
+    stream: sys::CUstream,
+    module: sys::CUmodule,
+    functions: HashMap<&'static str, sys::CUfunction>,
+    /// Scratch buffers by purpose, grown on demand and kept between calls.
+    scratch: HashMap<&'static str, DevBuf>,
+    /// NTT twiddle tables by (log n, inverse).
+    pub(crate) twiddles: HashMap<(u32, bool), DevBuf>,
+}
+
+// SAFETY: the raw handles belong to this context; the driver allows using a context from
+// any thread once it is made current there, which every method does first.
+unsafe impl Send for GpuContext {}
+
+impl std::fmt::Debug for GpuContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuContext").field("info", &self.info).finish_non_exhaustive()
+    }
+}
+
+impl GpuContext {
+    /// Opens device `ordinal`: retains its primary context and loads the kernels.
+    pub fn new(ordinal: usize) -> Result<Self, GpuError> {
+        probe()?;
+        let count = check(result::device::get_count(), "cuDeviceGetCount")?;
+        if ordinal >= count.max(0) as usize {
+            return Err(GpuError::NoDevice(ordinal));
+        }
+        let info = device_info(ordinal)?;
+        let dev = check(result::device::get(ordinal as i32), "cuDeviceGet")?;
+        let ctx = check(unsafe { result::primary_ctx::retain(dev) }, "cuDevicePrimaryCtxRetain")?;
+        let mut this = GpuContext {
+            info,
+            dev,
+            ctx,
+            stream: std::ptr::null_mut(),
+            module: std::ptr::null_mut(),
+            functions: HashMap::new(),
+            scratch: HashMap::new(),
+            twiddles: HashMap::new(),
+        };
+        this.bind()?;
+        this.stream = check(
+            result::stream::create(result::stream::StreamKind::NonBlocking),
+            "cuStreamCreate",
+        )?;
+        // The module loader wants the image 8-byte aligned; include_bytes! promises 1.
+        let mut image = vec![0u64; FATBIN.len().div_ceil(8)];
+        // SAFETY: image has at least FATBIN.len() bytes.
+        unsafe {
+            std::ptr::copy_nonoverlapping(FATBIN.as_ptr(), image.as_mut_ptr() as *mut u8, FATBIN.len());
+        }
+        this.module = check(
+            unsafe { result::module::load_data(image.as_ptr() as *const c_void) },
+            "cuModuleLoadData",
+        )?;
+        for &name in KERNELS {
+            let cname = CString::new(name).expect("no NUL in kernel names");
+            let f = check(
+                unsafe { result::module::get_function(this.module, cname) },
+                &format!("cuModuleGetFunction({name})"),
+            )?;
+            this.functions.insert(name, f);
+        }
+        Ok(this)
+    }
+
+    /// The device's description.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// Makes this context current on the calling thread.
+    pub(crate) fn bind(&self) -> Result<(), GpuError> {
+        check(unsafe { result::ctx::set_current(self.ctx) }, "cuCtxSetCurrent")
+    }
+
+    /// Frees cached device buffers (twiddles, MSM scratch).
+    pub fn release_scratch(&mut self) {
+        let _ = self.bind();
+        self.scratch.clear();
+        self.twiddles.clear();
+    }
+
+    pub(crate) fn alloc(&self, bytes: usize) -> Result<DevBuf, GpuError> {
+        let ptr = check(unsafe { result::malloc_sync(bytes.max(1)) }, "cuMemAlloc")?;
+        Ok(DevBuf { ptr, bytes })
+    }
+
+    /// The scratch buffer `name`, at least `bytes` long (contents undefined).
+    pub(crate) fn scratch(&mut self, name: &'static str, bytes: usize) -> Result<sys::CUdeviceptr, GpuError> {
+        if let Some(b) = self.scratch.get(name) {
+            if b.bytes >= bytes {
+                return Ok(b.ptr);
+            }
+        }
+        // Free the old one first so that the peak is not old + new.
+        self.scratch.remove(name);
+        let b = self.alloc(bytes)?;
+        let p = b.ptr;
+        self.scratch.insert(name, b);
+        Ok(p)
+    }
+
+    pub(crate) fn upload<T>(&self, dst: sys::CUdeviceptr, src: &[T]) -> Result<(), GpuError> {
+        check(unsafe { result::memcpy_htod_async(dst, src, self.stream) }, "cuMemcpyHtoDAsync")
+    }
+
+    pub(crate) fn download<T>(&self, dst: &mut [T], src: sys::CUdeviceptr) -> Result<(), GpuError> {
+        check(unsafe { result::memcpy_dtoh_async(dst, src, self.stream) }, "cuMemcpyDtoHAsync")
+    }
+
+    pub(crate) fn memset0(&self, dst: sys::CUdeviceptr, bytes: usize) -> Result<(), GpuError> {
+        check(unsafe { result::memset_d8_async(dst, 0, bytes, self.stream) }, "cuMemsetD8Async")
+    }
+
+    pub(crate) fn sync(&self) -> Result<(), GpuError> {
+        check(unsafe { result::stream::synchronize(self.stream) }, "cuStreamSynchronize")
+    }
+
+    /// Launches `name` over `threads` threads in blocks of `block`.
+    ///
+    /// # Safety
+    /// `args` must hold values whose types and order match the kernel's signature,
+    /// and every device pointer among them must cover what the kernel touches.
+    pub(crate) unsafe fn launch(
+        &self,
+        name: &'static str,
+        threads: u64,
+        block: u32,
+        smem: u32,
+        mut args: Args,
+    ) -> Result<(), GpuError> {
+        if threads == 0 {
+            return Ok(());
+        }
+        let f = *self.functions.get(name).expect("every launched kernel is in KERNELS");
+        let grid = threads.div_ceil(block as u64);
+        if grid > i32::MAX as u64 {
+            return Err(GpuError::InvalidArgument(format!("{name}: grid of {grid} blocks is too large")));
+        }
+        let mut params = args.pointers();
+        check(
+            result::launch_kernel(f, (grid as u32, 1, 1), (block, 1, 1), smem, self.stream, &mut params),
+            &format!("cuLaunchKernel({name})"),
+        )
+    }
+
+    /// Launches `name` with an explicit grid (blocks) and block size.
+    pub(crate) unsafe fn launch_grid(
+        &self,
+        name: &'static str,
+        grid: u32,
+        block: u32,
+        mut args: Args,
+    ) -> Result<(), GpuError> {
+        let f = *self.functions.get(name).expect("every launched kernel is in KERNELS");
+        let mut params = args.pointers();
+        check(
+            result::launch_kernel(f, (grid, 1, 1), (block, 1, 1), 0, self.stream, &mut params),
+            &format!("cuLaunchKernel({name})"),
+        )
+    }
+
+    /// A timing event recorded now on the stream.
+    pub(crate) fn mark(&self) -> Result<Event, GpuError> {
+        let e = check(result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT), "cuEventCreate")?;
+        let ev = Event(e);
+        check(unsafe { result::event::record(ev.0, self.stream) }, "cuEventRecord")?;
+        Ok(ev)
+    }
+}
+
+impl Drop for GpuContext {
+    fn drop(&mut self) {
+        // Buffers and the module go before the context they live in.
+        let _ = self.bind();
+        let _ = self.sync();
+        self.scratch.clear();
+        self.twiddles.clear();
+        unsafe {
+            if !self.module.is_null() {
+                let _ = result::module::unload(self.module);
+            }
+            if !self.stream.is_null() {
+                let _ = result::stream::destroy(self.stream);
+            }
+            let _ = result::primary_ctx::release(self.dev);
+        }
+    }
+}
+
+/// A CUDA event, destroyed on drop.
+pub(crate) struct Event(sys::CUevent);
+
+impl Event {
+    /// Milliseconds from `self` to `later` (both must have completed).
+    pub(crate) fn ms_to(&self, later: &Event) -> Result<f32, GpuError> {
+        check(unsafe { result::event::elapsed(self.0, later.0) }, "cuEventElapsedTime")
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        unsafe {
+            let _ = result::event::destroy(self.0);
+        }
+    }
+}
+
+/// Kernel arguments: each value is copied into its own 8-byte-aligned slot, and
+/// cuLaunchKernel gets the slots' addresses (it copies the values at launch).
+#[derive(Default)]
+pub(crate) struct Args {
+    slots: Vec<Box<[u64; 4]>>,
+}
+
+impl Args {
+    pub(crate) fn new() -> Self {
+        Args::default()
+    }
+
+    /// Appends one argument (a device pointer, an integer, or a field element by value).
+    pub(crate) fn arg<T: Copy>(mut self, v: T) -> Self {
+        assert!(std::mem::size_of::<T>() <= 32, "kernel arguments are at most 32 bytes");
+        let mut slot = Box::new([0u64; 4]);
+        // SAFETY: the slot has 32 bytes and T is Copy with size <= 32.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                &v as *const T as *const u8,
+                slot.as_mut_ptr() as *mut u8,
+                std::mem::size_of::<T>(),
+            );
+        }
+        self.slots.push(slot);
+        self
+    }
+
+    pub(crate) fn pointers(&mut self) -> Vec<*mut c_void> {
+        self.slots.iter_mut().map(|b| b.as_mut_ptr() as *mut c_void).collect()
+    }
+}

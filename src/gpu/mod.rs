@@ -1,0 +1,44 @@
+//! GPU backend: device discovery, the embedded kernels, G1 MSM and Fr NTT on CUDA devices.
+//!
+//! The kernels (`cuda/`) are compiled by `build.rs` into one fatbin that is embedded in the
+//! library and loaded per device when a [`GpuContext`] is created. The CUDA driver is
+//! loaded at run time (cudarc, dynamic loading): the library links no CUDA library, and on a
+//! machine without a driver or GPU [`devices`] is empty and [`GpuContext::new`] fails with a
+//! [`GpuError`]; nothing panics or aborts.
+//!
+//! When the crate is built without the `cuda` feature, or `build.rs` found no nvcc, this
+//! module keeps the same API and every entry point reports [`GpuError::NotCompiled`].
+//!
+//! Data layout: inputs and outputs are blstrs types, used as stored (Montgomery form, blst
+//! limb order), so host buffers go to the device without conversion. MSM scalars are
+//! converted from Montgomery form on the device.
+
+mod error;
+mod types;
+
+pub use error::GpuError;
+pub use types::{DeviceInfo, MsmTimings, NttKind, NttTimings};
+
+#[cfg(cuzk_cuda_kernels)]
+mod driver;
+#[cfg(cuzk_cuda_kernels)]
+mod msm;
+#[cfg(cuzk_cuda_kernels)]
+mod ntt;
+
+#[cfg(cuzk_cuda_kernels)]
+pub use driver::{discover, GpuContext};
+
+#[cfg(not(cuzk_cuda_kernels))]
+mod stub;
+#[cfg(not(cuzk_cuda_kernels))]
+pub use stub::{discover, GpuContext};
+
+/// The usable CUDA devices; empty when there is no driver, no GPU, or no compiled kernels.
+/// [`discover`] says why a list is empty.
+pub fn devices() -> Vec<DeviceInfo> {
+    discover().unwrap_or_default()
+}
+
+/// Whether this build carries GPU kernels at all.
+pub const KERNELS_COMPILED: bool = cfg!(cuzk_cuda_kernels);

@@ -1,0 +1,277 @@
+//! G1 MSM on the device: the launch sequence of `cuda/msm.cuh` and the host's window sum.
+
+use std::time::Instant;
+
+use blst::{blst_fp, blst_fp_mul, blst_fp_sqr, blst_p1};
+use blstrs::{G1Affine, G1Projective, Scalar};
+use group::Group;
+
+use super::driver::{Args, GpuContext};
+use super::{GpuError, MsmTimings};
+
+const _: () = assert!(std::mem::size_of::<G1Affine>() == 96, "G1Affine must be blst_p1_affine");
+const _: () = assert!(std::mem::size_of::<Scalar>() == 32, "Scalar must be blst_fr");
+
+/// Bytes of one XYZZ point on the device (4 x 48).
+const XYZZ_BYTES: usize = 192;
+/// Sorted entries per accumulation thread.
+const SLICE: u32 = 32;
+/// Threads per block for the point kernels (about 160 registers each).
+const EC_BLOCK: u32 = 128;
+/// Aim for this many bucket-reduction threads over all windows.
+const REDUCE_THREADS: u32 = 1 << 16;
+
+/// The window size in bits for n points: about log2(n) - 4, which balances the n·nwin
+/// mixed additions against the 2·2^(c-1)·nwin additions of the bucket reduction; capped at
+/// 16 because one thread scans each window's histogram. `CUZK_MSM_WINDOW` overrides it
+/// (for benchmarking).
+fn window_bits(n: usize) -> u32 {
+    if let Some(c) = std::env::var("CUZK_MSM_WINDOW").ok().and_then(|v| v.parse::<u32>().ok()) {
+        return c.clamp(4, 20);
+    }
+    let lg = usize::BITS - n.max(1).leading_zeros(); // ceil-ish log2
+    (lg.saturating_sub(4)).clamp(4, 16)
+}
+
+/// The parameters of one MSM run.
+#[derive(Clone, Copy, Debug)]
+struct Plan {
+    n: u32,
+    c: u32,
+    nwin: u32,
+    buckets: u32,
+    slices: u32,
+    segments: u32,
+}
+
+impl Plan {
+    fn new(n: usize) -> Plan {
+        let c = window_bits(n);
+        let nwin = 256u32.div_ceil(c);
+        let buckets = 1u32 << (c - 1);
+        let want = (REDUCE_THREADS / nwin).max(2);
+        let segments = (1u32 << (31 - want.leading_zeros())).min(buckets).max(2);
+        Plan {
+            n: n as u32,
+            c,
+            nwin,
+            buckets,
+            slices: (n as u32).div_ceil(SLICE),
+            segments,
+        }
+    }
+}
+
+impl GpuContext {
+    /// Σ scalars[i]·points[i] over G1. `points` and `scalars` must have the same length
+    /// (below 2^31). Points at infinity are skipped; duplicates and opposite points are fine.
+    pub fn msm_g1(&mut self, points: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective, GpuError> {
+        self.msm_g1_timed(points, scalars).map(|(p, _)| p)
+    }
+
+    /// [`Self::msm_g1`] with the time of each stage.
+    pub fn msm_g1_timed(
+        &mut self,
+        points: &[G1Affine],
+        scalars: &[Scalar],
+    ) -> Result<(G1Projective, MsmTimings), GpuError> {
+        let t0 = Instant::now();
+        if points.len() != scalars.len() {
+            return Err(GpuError::InvalidArgument(format!(
+                "msm_g1: {} points but {} scalars",
+                points.len(),
+                scalars.len()
+            )));
+        }
+        if points.len() >= (1 << 31) {
+            return Err(GpuError::InvalidArgument(format!("msm_g1: {} points is over 2^31 - 1", points.len())));
+        }
+        if points.is_empty() {
+            return Ok((G1Projective::identity(), MsmTimings::default()));
+        }
+        self.bind()?;
+        let p = Plan::new(points.len());
+        let n = p.n as usize;
+        let (nwin, nb, t2) = (p.nwin as usize, p.buckets as usize, 2 * p.slices as usize);
+        let hist_len = nwin * (nb + 1);
+
+        let d_points = self.scratch("msm.points", n * 96)?;
+        let d_scalars = self.scratch("msm.scalars", n * 32)?;
+        let d_hist = self.scratch("msm.hist", hist_len * 4)?;
+        let d_totals = self.scratch("msm.totals", nwin * 4)?;
+        let d_sidx = self.scratch("msm.sorted_idx", nwin * n * 4)?;
+        let d_sbkt = self.scratch("msm.sorted_bkt", nwin * n * 4)?;
+        let d_buckets = self.scratch("msm.buckets", nwin * nb * XYZZ_BYTES)?;
+        let d_pieces = self.scratch("msm.pieces", nwin * t2 * XYZZ_BYTES)?;
+        let d_pbkt = self.scratch("msm.piece_bkt", nwin * t2 * 4)?;
+        let d_partial = self.scratch("msm.partial", nwin * p.segments as usize * XYZZ_BYTES)?;
+        let d_out = self.scratch("msm.out", nwin * XYZZ_BYTES)?;
+
+        let e0 = self.mark()?;
+        self.upload(d_points, points)?;
+        self.upload(d_scalars, scalars)?;
+        let e1 = self.mark()?;
+        self.memset0(d_hist, hist_len * 4)?;
+        self.memset0(d_buckets, nwin * nb * XYZZ_BYTES)?;
+        unsafe {
+            self.launch(
+                "cuzk_msm_scalars_hist",
+                n as u64,
+                256,
+                0,
+                Args::new().arg(d_scalars).arg(p.n).arg(p.c).arg(p.nwin).arg(d_hist),
+            )?;
+            self.launch(
+                "cuzk_msm_scan",
+                p.nwin as u64,
+                32,
+                0,
+                Args::new().arg(d_hist).arg(p.c).arg(p.nwin).arg(d_totals),
+            )?;
+            self.launch(
+                "cuzk_msm_scatter",
+                n as u64,
+                256,
+                0,
+                Args::new()
+                    .arg(d_scalars)
+                    .arg(p.n)
+                    .arg(p.c)
+                    .arg(p.nwin)
+                    .arg(d_hist)
+                    .arg(d_sidx)
+                    .arg(d_sbkt),
+            )?;
+        }
+        let e2 = self.mark()?;
+        unsafe {
+            self.launch(
+                "cuzk_msm_accumulate",
+                p.nwin as u64 * p.slices as u64,
+                EC_BLOCK,
+                0,
+                Args::new()
+                    .arg(d_points)
+                    .arg(d_sidx)
+                    .arg(d_sbkt)
+                    .arg(d_totals)
+                    .arg(p.n)
+                    .arg(p.nwin)
+                    .arg(SLICE)
+                    .arg(p.slices)
+                    .arg(p.buckets)
+                    .arg(d_buckets)
+                    .arg(d_pieces)
+                    .arg(d_pbkt),
+            )?;
+            self.launch(
+                "cuzk_msm_pieces",
+                p.nwin as u64 * 2 * p.slices as u64,
+                EC_BLOCK,
+                0,
+                Args::new()
+                    .arg(d_pieces)
+                    .arg(d_pbkt)
+                    .arg(p.nwin)
+                    .arg(p.slices)
+                    .arg(p.buckets)
+                    .arg(d_buckets),
+            )?;
+        }
+        let e3 = self.mark()?;
+        unsafe {
+            self.launch(
+                "cuzk_msm_bucket_reduce",
+                p.nwin as u64 * p.segments as u64,
+                EC_BLOCK,
+                0,
+                Args::new()
+                    .arg(d_buckets)
+                    .arg(p.nwin)
+                    .arg(p.buckets)
+                    .arg(p.segments)
+                    .arg(d_partial),
+            )?;
+            let mut s = p.segments / 2;
+            while s >= 1 {
+                self.launch(
+                    "cuzk_msm_tree_reduce",
+                    p.nwin as u64 * s as u64,
+                    EC_BLOCK,
+                    0,
+                    Args::new().arg(d_partial).arg(p.nwin).arg(p.segments).arg(s).arg(d_out),
+                )?;
+                s /= 2;
+            }
+        }
+        let e4 = self.mark()?;
+        let mut windows = vec![[0u64; 24]; nwin];
+        self.download(&mut windows, d_out)?;
+        let e5 = self.mark()?;
+        self.sync()?;
+
+        let th = Instant::now();
+        let result = combine_windows(&windows, p.c);
+        let host_ms = th.elapsed().as_secs_f32() * 1e3;
+        let timings = MsmTimings {
+            upload_ms: e0.ms_to(&e1)?,
+            sort_ms: e1.ms_to(&e2)?,
+            accumulate_ms: e2.ms_to(&e3)?,
+            reduce_ms: e3.ms_to(&e4)?,
+            download_ms: e4.ms_to(&e5)?,
+            host_ms,
+            total_ms: t0.elapsed().as_secs_f32() * 1e3,
+            window_bits: p.c,
+        };
+        Ok((result, timings))
+    }
+}
+
+fn fp_mul(a: &blst_fp, b: &blst_fp) -> blst_fp {
+    let mut r = blst_fp::default();
+    // SAFETY: blst reads two field elements and writes one; all are valid and distinct.
+    unsafe { blst_fp_mul(&mut r, a, b) };
+    r
+}
+
+fn fp_sqr(a: &blst_fp) -> blst_fp {
+    let mut r = blst_fp::default();
+    // SAFETY: as above.
+    unsafe { blst_fp_sqr(&mut r, a) };
+    r
+}
+
+/// An XYZZ point from the device (X, Y, ZZ, ZZZ, each 6 u64 limbs, Montgomery) as a blst
+/// Jacobian point: Z = ZZ·ZZZ, X_J = X·ZZ·ZZZ², Y_J = Y·ZZ³·ZZZ², since x = X/ZZ, y = Y/ZZZ.
+fn xyzz_to_projective(w: &[u64; 24]) -> G1Projective {
+    let fp = |i: usize| {
+        let mut l = [0u64; 6];
+        l.copy_from_slice(&w[6 * i..6 * i + 6]);
+        blst_fp { l }
+    };
+    let (x, y, zz, zzz) = (fp(0), fp(1), fp(2), fp(3));
+    if zz.l.iter().all(|&l| l == 0) {
+        return G1Projective::identity();
+    }
+    let zzz2 = fp_sqr(&zzz);
+    let zz_zzz2 = fp_mul(&zz, &zzz2);
+    let p = blst_p1 {
+        x: fp_mul(&x, &zz_zzz2),
+        y: fp_mul(&y, &fp_mul(&fp_sqr(&zz), &zz_zzz2)),
+        z: fp_mul(&zz, &zzz),
+    };
+    // SAFETY: G1Projective is #[repr(transparent)] over blst_p1 (Jacobian, Montgomery).
+    unsafe { std::mem::transmute::<blst_p1, G1Projective>(p) }
+}
+
+/// Σ_w 2^(c·w) · W_w, by Horner from the top window.
+fn combine_windows(windows: &[[u64; 24]], c: u32) -> G1Projective {
+    let mut acc = G1Projective::identity();
+    for w in windows.iter().rev() {
+        for _ in 0..c {
+            acc = acc.double();
+        }
+        acc += xyzz_to_projective(w);
+    }
+    acc
+}

@@ -1,0 +1,143 @@
+//! Fr NTT on the device: the launch sequence of `cuda/ntt.cuh`.
+
+use std::time::Instant;
+
+use blstrs::Scalar;
+use ff::{Field, PrimeField};
+
+use super::driver::{Args, GpuContext};
+use super::{GpuError, NttKind, NttTimings};
+
+/// Largest supported transform: 2^27 elements (4 GiB of values, plus as much again in scratch).
+pub const MAX_LOG_N: u32 = 27;
+/// Log of the block the first stages run in, in shared memory (CUZK_NTT_SMEM_LOG in ntt.cuh).
+const SMEM_LOG: u32 = 10;
+/// Elements per thread in the power and scale kernels (CUZK_POW_CHUNK in ntt.cuh).
+const POW_CHUNK: u64 = 32;
+
+/// base^(2^k) for k < 32, the table the power kernels read.
+fn pow2_table(base: Scalar) -> [Scalar; 32] {
+    let mut t = [Scalar::ONE; 32];
+    let mut b = base;
+    for e in t.iter_mut() {
+        *e = b;
+        b = b.square();
+    }
+    t
+}
+
+impl GpuContext {
+    /// In-place NTT of `values` (length a power of two, at most 2^27), natural order in and out.
+    pub fn ntt(&mut self, values: &mut [Scalar], kind: NttKind) -> Result<(), GpuError> {
+        self.ntt_timed(values, kind).map(|_| ())
+    }
+
+    /// [`Self::ntt`] with the time of each stage.
+    pub fn ntt_timed(&mut self, values: &mut [Scalar], kind: NttKind) -> Result<NttTimings, GpuError> {
+        let t0 = Instant::now();
+        let n = values.len();
+        if !n.is_power_of_two() || n > 1 << MAX_LOG_N {
+            return Err(GpuError::InvalidArgument(format!(
+                "ntt: length {n} is not a power of two in 1..=2^{MAX_LOG_N}"
+            )));
+        }
+        if n == 1 {
+            return Ok(NttTimings::default()); // every kind is the identity on one element
+        }
+        self.bind()?;
+        let log_n = n.trailing_zeros();
+        let inverse = matches!(kind, NttKind::Inverse | NttKind::InverseCoset);
+        let bytes = n * 32;
+        let d_a = self.scratch("ntt.a", bytes)?;
+        let d_b = self.scratch("ntt.b", bytes)?;
+        let d_pw = self.scratch("ntt.pw", 32 * 32)?;
+
+        let e0 = self.mark()?;
+        self.upload(d_a, values)?;
+        let e1 = self.mark()?;
+        let tw = self.twiddle_table(log_n, inverse, d_pw)?;
+        let e2 = self.mark()?;
+
+        let g = Scalar::MULTIPLICATIVE_GENERATOR;
+        let n_inv = Scalar::from(n as u64).invert().expect("n < r");
+        if kind == NttKind::Coset {
+            self.scale(d_a, n as u32, g, Scalar::ONE, d_pw)?;
+        }
+        let sl = log_n.min(SMEM_LOG);
+        unsafe {
+            self.launch_grid(
+                "cuzk_ntt_first_stages",
+                (n >> sl) as u32,
+                1 << (sl - 1),
+                Args::new().arg(d_a).arg(d_b).arg(tw).arg(log_n),
+            )?;
+            for s in sl..log_n {
+                self.launch(
+                    "cuzk_ntt_stage",
+                    (n / 2) as u64,
+                    256,
+                    0,
+                    Args::new().arg(d_b).arg(tw).arg(log_n).arg(s),
+                )?;
+            }
+        }
+        match kind {
+            NttKind::Inverse => self.scale(d_b, n as u32, Scalar::ONE, n_inv, d_pw)?,
+            NttKind::InverseCoset => {
+                let g_inv = g.invert().expect("g != 0");
+                self.scale(d_b, n as u32, g_inv, n_inv, d_pw)?
+            }
+            _ => {}
+        }
+        let e3 = self.mark()?;
+        self.download(values, d_b)?;
+        let e4 = self.mark()?;
+        self.sync()?;
+        Ok(NttTimings {
+            upload_ms: e0.ms_to(&e1)?,
+            twiddles_ms: e1.ms_to(&e2)?,
+            kernels_ms: e2.ms_to(&e3)?,
+            download_ms: e3.ms_to(&e4)?,
+            total_ms: t0.elapsed().as_secs_f32() * 1e3,
+        })
+    }
+
+    /// v[i] *= factor · base^i on the device. `d_pw` is a 32-entry scratch table; the
+    /// upload is ordered on the stream before the kernel that reads it.
+    fn scale(&self, v: u64, n: u32, base: Scalar, factor: Scalar, d_pw: u64) -> Result<(), GpuError> {
+        self.upload(d_pw, &pow2_table(base))?;
+        unsafe {
+            self.launch(
+                "cuzk_ntt_scale",
+                (n as u64).div_ceil(POW_CHUNK),
+                256,
+                0,
+                Args::new().arg(v).arg(d_pw).arg(factor).arg(n),
+            )
+        }
+    }
+
+    /// ω^j (or ω^-j) for j < n/2, cached per size and direction.
+    fn twiddle_table(&mut self, log_n: u32, inverse: bool, d_pw: u64) -> Result<u64, GpuError> {
+        if let Some(b) = self.twiddles.get(&(log_n, inverse)) {
+            return Ok(b.ptr);
+        }
+        let omega = Scalar::ROOT_OF_UNITY.pow_vartime([1u64 << (Scalar::S - log_n)]);
+        let base = if inverse { omega.invert().expect("ω != 0") } else { omega };
+        let half = 1u64 << (log_n - 1);
+        let buf = self.alloc(half as usize * 32)?;
+        self.upload(d_pw, &pow2_table(base))?;
+        unsafe {
+            self.launch(
+                "cuzk_ntt_powers",
+                half.div_ceil(POW_CHUNK),
+                256,
+                0,
+                Args::new().arg(buf.ptr).arg(d_pw).arg(half as u32),
+            )?;
+        }
+        let p = buf.ptr;
+        self.twiddles.insert((log_n, inverse), buf);
+        Ok(p)
+    }
+}

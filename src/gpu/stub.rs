@@ -1,0 +1,55 @@
+//! The GPU API of a build without CUDA kernels: everything reports `NotCompiled`.
+
+use blstrs::{G1Affine, G1Projective, Scalar};
+
+use super::{DeviceInfo, GpuError, MsmTimings, NttKind, NttTimings};
+
+/// Always `Err(NotCompiled)`: this build has no kernels to run.
+pub fn discover() -> Result<Vec<DeviceInfo>, GpuError> {
+    Err(GpuError::NotCompiled)
+}
+
+/// A device context; cannot be created in a build without kernels.
+#[derive(Debug)]
+pub struct GpuContext {
+    _private: (),
+}
+
+impl GpuContext {
+    /// Always `Err(NotCompiled)`.
+    pub fn new(_ordinal: usize) -> Result<Self, GpuError> {
+        Err(GpuError::NotCompiled)
+    }
+
+    /// The device's description.
+    pub fn info(&self) -> &DeviceInfo {
+        unreachable!("a GpuContext cannot exist without kernels")
+    }
+
+    /// Σ scalars[i]·points[i].
+    pub fn msm_g1(&mut self, _points: &[G1Affine], _scalars: &[Scalar]) -> Result<G1Projective, GpuError> {
+        Err(GpuError::NotCompiled)
+    }
+
+    /// [`Self::msm_g1`] with stage timings.
+    pub fn msm_g1_timed(
+        &mut self,
+        _points: &[G1Affine],
+        _scalars: &[Scalar],
+    ) -> Result<(G1Projective, MsmTimings), GpuError> {
+        Err(GpuError::NotCompiled)
+    }
+
+    /// In-place NTT.
+    pub fn ntt(&mut self, _values: &mut [Scalar], _kind: NttKind) -> Result<(), GpuError> {
+        Err(GpuError::NotCompiled)
+    }
+
+    /// [`Self::ntt`] with stage timings.
+    pub fn ntt_timed(&mut self, _values: &mut [Scalar], _kind: NttKind) -> Result<NttTimings, GpuError> {
+        Err(GpuError::NotCompiled)
+    }
+
+    /// Frees cached device buffers (twiddles, MSM scratch).
+    pub fn release_scratch(&mut self) {}
+}

@@ -1,0 +1,101 @@
+//! GPU G1 MSM against the CPU backend (blst's Pippenger) and a naive sum. Skips without a GPU.
+
+mod gpu_common;
+
+use blstrs::{G1Affine, G1Projective, Scalar};
+use ff::Field;
+use group::{Curve, Group};
+
+use gpu_common::*;
+
+/// Runs one MSM on the GPU and compares it with the CPU (and with a naive sum when small).
+fn check(ctx: &mut cuzk::gpu::GpuContext, what: &str, points: &[G1Affine], scalars: &[Scalar]) {
+    let (got, t) = ctx.msm_g1_timed(points, scalars).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let want = cuzk::cpu::msm::msm_g1(points, scalars);
+    assert_eq!(got.to_affine(), want.to_affine(), "{what}: GPU MSM differs from CPU (n = {})", points.len());
+    if points.len() <= 300 {
+        assert_eq!(got, naive_msm(points, scalars), "{what}: differs from the naive sum");
+    }
+    println!("ok {what} n={} c={} total {:.2} ms", points.len(), t.window_bits, t.total_ms);
+}
+
+#[test]
+fn gpu_discovery_does_not_panic() {
+    // Must answer (empty list or a reason) on machines without libcuda or without a GPU.
+    match cuzk::gpu::discover() {
+        Ok(d) => println!("devices: {d:?}"),
+        Err(e) => println!("no devices: {e}"),
+    }
+    assert_eq!(cuzk::gpu::devices().is_empty(), cuzk::gpu::discover().map(|d| d.is_empty()).unwrap_or(true));
+    if cuzk::gpu::devices().is_empty() {
+        assert!(cuzk::gpu::GpuContext::new(0).is_err());
+    }
+}
+
+#[test]
+fn gpu_msm_sizes_random() {
+    let Some(mut ctx) = gpu() else { return };
+    for (i, &n) in [1usize, 2, 3, 255, (1 << 10) + 7, 1 << 16, 1 << 20].iter().enumerate() {
+        let mut points = random_points(n, 100 + i as u64);
+        plant_special_points(&mut points);
+        let scalars = random_scalars(n, 200 + i as u64);
+        check(&mut ctx, "random", &points, &scalars);
+    }
+}
+
+#[test]
+fn gpu_msm_special_scalars() {
+    let Some(mut ctx) = gpu() else { return };
+    let r_minus_1 = -Scalar::ONE;
+    for &n in &[3usize, 255, (1 << 10) + 7, 1 << 16] {
+        let mut points = random_points(n, 300 + n as u64);
+        plant_special_points(&mut points);
+        let rand = random_scalars(n, 400 + n as u64);
+        let cases: Vec<(&str, Vec<Scalar>)> = vec![
+            ("zeros", vec![Scalar::ZERO; n]),
+            ("ones", vec![Scalar::ONE; n]),
+            ("r-1", vec![r_minus_1; n]),
+            ("all-equal", vec![rand[0]; n]),
+            // Filecoin witnesses are mostly bits: a skewed bucket distribution.
+            (
+                "bits-and-random",
+                (0..n)
+                    .map(|i| match i % 4 {
+                        0 => Scalar::ZERO,
+                        1 | 2 => Scalar::ONE,
+                        _ => rand[i],
+                    })
+                    .collect(),
+            ),
+            ("small", (0..n).map(|i| Scalar::from((i as u64) % 1000)).collect()),
+        ];
+        for (what, scalars) in cases {
+            check(&mut ctx, what, &points, &scalars);
+        }
+    }
+}
+
+#[test]
+fn gpu_msm_cancelling_pairs() {
+    let Some(mut ctx) = gpu() else { return };
+    // P and -P with the same scalar in one MSM: the sum is the identity.
+    let n = 1000;
+    let half = random_points(n / 2, 7);
+    let mut points = half.clone();
+    points.extend(half.iter().map(|p| -*p));
+    let s = random_scalars(n / 2, 8);
+    let mut scalars = s.clone();
+    scalars.extend(s);
+    let got = ctx.msm_g1(&points, &scalars).expect("msm");
+    assert!(bool::from(got.is_identity()), "P·s + (-P)·s must be the identity");
+    check(&mut ctx, "pairs", &points, &scalars);
+}
+
+#[test]
+fn gpu_msm_rejects_bad_lengths() {
+    let Some(mut ctx) = gpu() else { return };
+    let points = random_points(4, 1);
+    let scalars = random_scalars(3, 1);
+    assert!(ctx.msm_g1(&points, &scalars).is_err());
+    assert_eq!(ctx.msm_g1(&[], &[]).expect("empty msm"), G1Projective::identity());
+}

@@ -1,0 +1,83 @@
+//! GPU NTT against the CPU backend's `cpu::ntt::Domain`, and round trips. Skips without a GPU.
+
+mod gpu_common;
+
+use blstrs::Scalar;
+use cuzk::cpu::ntt::Domain;
+use cuzk::gpu::NttKind;
+
+use gpu_common::*;
+
+#[test]
+fn gpu_ntt_matches_cpu() {
+    let Some(mut ctx) = gpu() else { return };
+    for log_n in 1..=22u32 {
+        let n = 1usize << log_n;
+        let input = random_scalars(n, 1000 + log_n as u64);
+        let domain = Domain::new(log_n).expect("domain");
+        for kind in [NttKind::Forward, NttKind::Inverse, NttKind::Coset, NttKind::InverseCoset] {
+            let mut want = input.clone();
+            match kind {
+                NttKind::Forward => domain.ntt(&mut want),
+                NttKind::Inverse => domain.intt(&mut want),
+                NttKind::Coset => domain.coset_ntt(&mut want),
+                NttKind::InverseCoset => domain.icoset_ntt(&mut want),
+            }
+            let mut got = input.clone();
+            ctx.ntt(&mut got, kind).unwrap_or_else(|e| panic!("2^{log_n} {kind:?}: {e}"));
+            if got != want {
+                let bad = got.iter().zip(&want).position(|(a, b)| a != b).unwrap();
+                panic!("2^{log_n} {kind:?}: first difference at index {bad}");
+            }
+        }
+        println!("ok 2^{log_n}");
+    }
+}
+
+#[test]
+fn gpu_ntt_naive_dft_small() {
+    use ff::{Field, PrimeField};
+    let Some(mut ctx) = gpu() else { return };
+    // An independent check of the conventions: X[k] = Σ x[j]·ω^(jk).
+    for log_n in 1..=6u32 {
+        let n = 1usize << log_n;
+        let omega = Scalar::ROOT_OF_UNITY.pow_vartime([1u64 << (Scalar::S - log_n)]);
+        let x = random_scalars(n, 77 + log_n as u64);
+        let want: Vec<Scalar> = (0..n)
+            .map(|k| (0..n).map(|j| x[j] * omega.pow_vartime([(j * k) as u64])).sum())
+            .collect();
+        let mut got = x.clone();
+        ctx.ntt(&mut got, NttKind::Forward).expect("ntt");
+        assert_eq!(got, want, "2^{log_n}");
+        let _ = Scalar::ONE;
+    }
+}
+
+#[test]
+fn gpu_ntt_round_trips() {
+    let Some(mut ctx) = gpu() else { return };
+    for log_n in [1u32, 2, 10, 11, 17, 23, 24] {
+        let n = 1usize << log_n;
+        let input = random_scalars(n, 500 + log_n as u64);
+        let mut v = input.clone();
+        ctx.ntt(&mut v, NttKind::Forward).expect("forward");
+        assert_ne!(v, input);
+        ctx.ntt(&mut v, NttKind::Inverse).expect("inverse");
+        assert_eq!(v, input, "inverse(forward(x)) != x at 2^{log_n}");
+        ctx.ntt(&mut v, NttKind::Coset).expect("coset");
+        ctx.ntt(&mut v, NttKind::InverseCoset).expect("inverse coset");
+        assert_eq!(v, input, "icoset(coset(x)) != x at 2^{log_n}");
+        println!("ok round trip 2^{log_n}");
+    }
+}
+
+#[test]
+fn gpu_ntt_rejects_bad_sizes() {
+    let Some(mut ctx) = gpu() else { return };
+    let mut v = random_scalars(6, 1);
+    assert!(ctx.ntt(&mut v, NttKind::Forward).is_err());
+    let mut one = random_scalars(1, 1);
+    let before = one.clone();
+    ctx.ntt(&mut one, NttKind::InverseCoset).expect("size 1");
+    assert_eq!(one, before);
+}

@@ -1,9 +1,10 @@
 //! Whole-proof benchmark: cuzk's CPU backend against bellperson's CPU prover, same circuit,
 //! same params, same r and s, in one process.
 //!
-//! `cargo bench --bench prove -- [LOG2 ...]` (default 10 12 14 16 18 20). Prints one row per
-//! size: median seconds per proof for each prover (synthesis included on both sides, as
-//! bellperson's `create_proof` synthesizes), and the speed-up.
+//! `cargo bench --bench prove -- [random|bits] [LOG2 ...]` (default: both circuit kinds at
+//! 10 12 14 16 18 20). Prints one row per kind and size: median seconds per proof for each
+//! prover (synthesis included on both sides, as bellperson's `create_proof` synthesizes),
+//! and the speed-up.
 
 use std::time::{Duration, Instant};
 
@@ -14,18 +15,21 @@ use cuzk::fixtures::{generate_srs, SampleCircuit, ToxicWaste};
 use cuzk::groth16::{prove, synthesize, verify_proof, Randomness};
 use ff::Field;
 
-/// The random circuit with the most constraints (its per-input ones included) that still
-/// fits a domain of 2^log.
-fn circuit_for(log: u32) -> SampleCircuit {
+/// The circuit of `kind` with the most constraints (the per-input ones included) that still
+/// fits a domain of 2^log: `random` (random sparse products, random values) or `bits`
+/// (Filecoin-like: booleans packed into public numbers, so most values are 0 or 1).
+fn circuit_for(kind: &str, log: u32) -> SampleCircuit {
+    let n = 1usize << log;
+    let seed = log as u64;
+    if kind == "bits" {
+        // bits + one packing constraint and one input per 64 bits, + ONE's constraint.
+        let total = |b: usize| b + 2 * b.div_ceil(64) + 1;
+        let bits = (1..=n).rev().find(|&b| total(b) <= n).unwrap_or(1);
+        return SampleCircuit::BooleanHeavy { bits, seed };
+    }
     let total = |c: usize| c + 3 + (c - 1).div_ceil(97);
-    let mut c = 1usize << log;
-    while total(c) > 1 << log {
-        c -= 1;
-    }
-    SampleCircuit::Random {
-        constraints: c,
-        seed: log as u64,
-    }
+    let constraints = (2..=n).rev().find(|&c| total(c) <= n).unwrap_or(2);
+    SampleCircuit::Random { constraints, seed }
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -34,26 +38,46 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 fn main() {
-    let logs: Vec<u32> = std::env::args()
+    let args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with('-'))
-        .filter_map(|a| a.parse().ok())
         .collect();
+    let logs: Vec<u32> = args.iter().filter_map(|a| a.parse().ok()).collect();
     let logs = if logs.is_empty() {
         vec![10, 12, 14, 16, 18, 20]
     } else {
         logs
+    };
+    let named: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .filter(|a| *a == "random" || *a == "bits")
+        .collect();
+    let kinds = if named.is_empty() {
+        vec!["random", "bits"]
+    } else {
+        named
     };
     println!(
         "threads: {}   (cuzk: CPU backend; bellperson 0.26: CPU prover)",
         rayon::current_num_threads()
     );
     println!(
-        "{:>6} {:>10} {:>12} {:>12} {:>12} {:>14} {:>8}",
-        "log2", "srs gen s", "cuzk synth", "cuzk prove", "cuzk total", "bellperson", "speedup"
+        "{:>7} {:>6} {:>10} {:>12} {:>12} {:>12} {:>14} {:>8}",
+        "circuit",
+        "log2",
+        "srs gen s",
+        "cuzk synth",
+        "cuzk prove",
+        "cuzk total",
+        "bellperson",
+        "speedup"
     );
-    for log in logs {
-        let circuit = circuit_for(log);
+    for (kind, log) in kinds
+        .iter()
+        .flat_map(|k| logs.iter().map(move |l| (*k, *l)))
+    {
+        let circuit = circuit_for(kind, log);
         let t = Instant::now();
         let srs = generate_srs(circuit.clone(), &ToxicWaste::from_seed(log as u64)).unwrap();
         let gen = t.elapsed();
@@ -98,7 +122,8 @@ fn main() {
         }
         let (s, o, b) = (median(synth), median(ours), median(theirs));
         println!(
-            "{:>6} {:>10.2} {:>12.4} {:>12.4} {:>12.4} {:>14.4} {:>7.2}x",
+            "{:>7} {:>6} {:>10.2} {:>12.4} {:>12.4} {:>12.4} {:>14.4} {:>7.2}x",
+            kind,
             log,
             gen.as_secs_f64(),
             s.as_secs_f64(),

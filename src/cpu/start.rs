@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use super::msm::{msm_g1_bytes, scalar_bytes, Selection};
+use super::msm::{msm, Selection, G1};
 use super::ntt::{h_coefficients, Domain};
 use crate::error::Result;
 use crate::groth16::assignment::{Evaluations, Witness};
@@ -38,21 +38,21 @@ impl StartPhase for CpuStart {
         let ntt = t0.elapsed();
 
         let t1 = Instant::now();
-        let h = msm_g1_bytes(&srs.h, &scalar_bytes(&[(&h, Selection::All)]));
-        let l = msm_g1_bytes(&srs.l, &scalar_bytes(&[(&w.aux, Selection::All)]));
-        let a = msm_g1_bytes(
+        let h = msm::<G1>(&srs.h, &[(&h, Selection::All)]);
+        let l = msm::<G1>(&srs.l, &[(&w.aux, Selection::All)]);
+        let a = msm::<G1>(
             &srs.a,
-            &scalar_bytes(&[
+            &[
                 (&w.input, Selection::All),
                 (&w.aux, Selection::Dense(&w.a_aux_density)),
-            ]),
+            ],
         );
-        let b_g1 = msm_g1_bytes(
+        let b_g1 = msm::<G1>(
             &srs.b_g1,
-            &scalar_bytes(&[
+            &[
                 (&w.input, Selection::Dense(&w.b_input_density)),
                 (&w.aux, Selection::Dense(&w.b_aux_density)),
-            ]),
+            ],
         );
         Ok((
             PartialProof { h, l, a, b_g1 },

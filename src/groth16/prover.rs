@@ -14,7 +14,7 @@ use group::{prime::PrimeCurveAffine, Curve};
 use super::assignment::{Assignment, Evaluations, Witness};
 use super::proof::Proof;
 use super::srs::Srs;
-use crate::cpu::msm::{msm_g2_bytes, scalar_bytes, Selection};
+use crate::cpu::msm::{msm, Selection, G2};
 use crate::error::{Error, ErrorKind, Result};
 
 /// What the start phase hands to `finish`: the four G1 MSM results.
@@ -76,16 +76,19 @@ impl Randomness {
 
 /// The B_g2 MSM: Σ over B-dense inputs and aux of value·B_g2ᵢ.
 pub fn b_g2_msm(srs: &Srs, witness: &Witness) -> G2Projective {
-    let bytes = scalar_bytes(&[
-        (&witness.input, Selection::Dense(&witness.b_input_density)),
-        (&witness.aux, Selection::Dense(&witness.b_aux_density)),
-    ]);
-    msm_g2_bytes(&srs.b_g2, &bytes)
+    msm::<G2>(
+        &srs.b_g2,
+        &[
+            (&witness.input, Selection::Dense(&witness.b_input_density)),
+            (&witness.aux, Selection::Dense(&witness.b_aux_density)),
+        ],
+    )
 }
 
-/// The host share: B_g2 and the assembly
-/// A = α + Σa + rδ, B = β + Σb + sδ, C = Σh + Σl + s·A' + r·B1' + rsδ − ... as Groth16
-/// defines it (bellperson's exact formula, so the bytes agree).
+/// The host share: the B_g2 MSM, then the assembly
+/// A = α + a + r·δ, B = β + b₂ + s·δ, C = h + l + s·a + r·b₁ + s·α + r·β + rs·δ
+/// (a, b₁, b₂, h, l the MSM results). Any correct assembly gives the same points, so the
+/// bytes match bellperson's for the same r and s.
 pub fn finish(
     srs: &Srs,
     witness: &Witness,

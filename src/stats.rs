@@ -126,7 +126,8 @@ pub struct HistogramSnapshot {
 
 /// Seconds of history the recent busy fraction covers.
 pub const BUSY_WINDOW_SECS: u64 = 10;
-const RING: usize = 16; // > BUSY_WINDOW_SECS, so the window never reads a bucket being reused
+// > BUSY_WINDOW_SECS + 1, so the window never reads a bucket being reused.
+const RING: usize = 16;
 
 struct SecondBucket {
     second: AtomicU64,
@@ -200,7 +201,8 @@ impl BusyMeter {
         };
         let in_progress = |from: u64| held.map_or(0, |h| now.saturating_sub(h.max(from)));
         let sec_now = now / 1_000_000_000;
-        let first_sec = sec_now.saturating_sub(BUSY_WINDOW_SECS - 1);
+        // The last BUSY_WINDOW_SECS whole seconds and the current, partial one.
+        let first_sec = sec_now.saturating_sub(BUSY_WINDOW_SECS);
         let window_start = first_sec * 1_000_000_000;
         let window_busy: u64 = self
             .ring
@@ -231,7 +233,8 @@ pub struct DeviceStatsSnapshot {
     pub life_ns: u64,
     /// Nanoseconds held within the recent window.
     pub window_busy_ns: u64,
-    /// The recent window's length in nanoseconds (up to [`BUSY_WINDOW_SECS`] seconds).
+    /// The recent window's length in nanoseconds: the last [`BUSY_WINDOW_SECS`] whole seconds
+    /// and the current one so far (less while the engine is younger).
     pub window_ns: u64,
     /// Start phases run on this device.
     pub partitions: u64,
@@ -606,7 +609,7 @@ impl StatsSnapshot {
         metric(
             "device_busy_recent_ratio",
             "gauge",
-            "Fraction of the last 10 s each device's mutex was held.",
+            "Fraction of the recent window (last 10 whole seconds and the current one) each device's mutex was held.",
             &per_device(&|d| d.window_busy_fraction()),
         );
         metric(
@@ -678,12 +681,12 @@ mod tests {
         assert_eq!(s.window_ns, 4_000_000_000);
         assert_eq!(s.window_busy_ns, 2_250_000_000);
         // 20 s later only the in-progress hold counts in the window, which starts at the
-        // beginning of second 15.
+        // beginning of second 14.
         m.begin(at(23_000));
-        let s = m.snapshot(at(24_000));
-        assert_eq!(s.window_ns, 9_000_000_000);
-        assert_eq!(s.window_busy_ns, 1_000_000_000);
-        assert_eq!(s.busy_ns, 3_250_000_000);
+        let s = m.snapshot(at(24_500));
+        assert_eq!(s.window_ns, 10_500_000_000);
+        assert_eq!(s.window_busy_ns, 1_500_000_000);
+        assert_eq!(s.busy_ns, 3_750_000_000);
     }
 
     #[test]

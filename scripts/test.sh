@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The project's test command (README: "Run the tests"). Runs every suite that this machine
+# can run: the Rust unit and integration tests (bellperson oracle, engine, C ABI with the
+# C/C++ hosts under AddressSanitizer), and, where the pieces exist, the header check, the
+# CUDA kernel build and the Go binding tests. GPU tests skip cleanly without a GPU.
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "cargo build (library: rlib, cdylib, staticlib)"
+cargo build --locked
+
+if [ -x scripts/check-header.sh ]; then
+    step "include/cuzk.h is what cbindgen generates"
+    scripts/check-header.sh
+fi
+
+if [ -f scripts/setup-cuda.sh ] && [ "${CUZK_SKIP_CUDA:-0}" != 1 ]; then
+    step "CUDA kernels compile (pinned nvcc 13.0 from PyPI)"
+    bash scripts/setup-cuda.sh
+    CUZK_REQUIRE_CUDA=1 cargo test --locked --features cuda --no-run
+fi
+
+step "cargo test"
+cargo test --locked ${CUZK_TEST_ARGS:-}
+
+if [ "${CUZK_SKIP_CUDA:-0}" != 1 ] && [ -f scripts/setup-cuda.sh ]; then
+    step "cargo test --features cuda (GPU tests skip without a GPU)"
+    CUZK_REQUIRE_CUDA=1 cargo test --locked --features cuda --test 'gpu_*'
+fi
+
+if [ -f go/go.mod ]; then
+    step "go test (cgo binding)"
+    scripts/test-go.sh
+fi

@@ -301,7 +301,20 @@ impl Engine {
         rs: RandomnessChoice,
         priority: Priority,
     ) -> Result<Job> {
-        let r = self.admit(srs, partitions, rs, priority);
+        self.prove_start_with_admission(srs, partitions, rs, priority, self.config.admission)
+    }
+
+    /// [`Engine::prove_start`] with this job's own admission policy in place of the
+    /// engine's (the C ABI's per-job admission timeout).
+    pub fn prove_start_with_admission(
+        &self,
+        srs: Arc<Srs>,
+        partitions: Vec<Assignment>,
+        rs: RandomnessChoice,
+        priority: Priority,
+        admission: AdmissionPolicy,
+    ) -> Result<Job> {
+        let r = self.admit(srs, partitions, rs, priority, admission);
         if r.is_err() {
             self.shared.stats.jobs_rejected.fetch_add(1, Relaxed);
         }
@@ -314,6 +327,7 @@ impl Engine {
         partitions: Vec<Assignment>,
         rs: RandomnessChoice,
         priority: Priority,
+        admission: AdmissionPolicy,
     ) -> Result<Job> {
         let n = partitions.len();
         if n == 0 {
@@ -345,7 +359,7 @@ impl Engine {
             .ok_or_else(|| Error::new(ErrorKind::ResourceExhausted, "job size overflows"))?;
 
         let t = Instant::now();
-        let mut reservation = match self.config.admission {
+        let mut reservation = match admission {
             AdmissionPolicy::FailFast => self.shared.budget.try_reserve(total),
             AdmissionPolicy::Wait(timeout) => self.shared.budget.reserve(total, timeout),
         }?;

@@ -138,14 +138,16 @@ impl MemoryBudget {
         if let Some(r) = self.inner.try_add(bytes) {
             return Ok(r);
         }
-        let deadline = Instant::now() + timeout;
+        // A timeout too large to add to now means no deadline (a host may pass u64::MAX).
+        let deadline = Instant::now().checked_add(timeout);
         self.inner.waiters.fetch_add(1, AcqRel);
         let result = loop {
             if let Some(r) = self.inner.try_add(bytes) {
                 break Ok(r);
             }
             let now = Instant::now();
-            if now >= deadline {
+            let left = deadline.map_or(WAIT_SLICE, |d| d.saturating_duration_since(now));
+            if left.is_zero() {
                 break Err(Error::new(
                     ErrorKind::Timeout,
                     format!(
@@ -156,10 +158,7 @@ impl MemoryBudget {
                     ),
                 ));
             }
-            let _ = self
-                .inner
-                .wake_rx
-                .recv_timeout((deadline - now).min(WAIT_SLICE));
+            let _ = self.inner.wake_rx.recv_timeout(left.min(WAIT_SLICE));
         };
         self.inner.waiters.fetch_sub(1, AcqRel);
         if result.is_ok() && self.inner.waiters.load(Acquire) > 0 {
@@ -290,7 +289,7 @@ mod tests {
         let held = b.try_reserve(80).expect("fits");
         std::thread::scope(|s| {
             let waiters: Vec<_> = (0..4)
-                .map(|_| s.spawn(|| b.reserve(50, Duration::from_secs(60)).map(|r| r.bytes())))
+                .map(|_| s.spawn(|| b.reserve(50, Duration::MAX).map(|r| r.bytes())))
                 .collect();
             std::thread::sleep(Duration::from_millis(30));
             assert_eq!(b.reserved(), 80, "nobody admitted past the budget");

@@ -173,7 +173,8 @@ impl Job {
     /// Waits up to `timeout` for the job to end and returns its proofs, in partition order.
     /// A [`ErrorKind::Timeout`] here leaves the job running; call again to keep waiting.
     pub fn finish(&self, timeout: Duration) -> Result<Vec<Proof>> {
-        let deadline = Instant::now() + timeout;
+        // A timeout too large to add to now means no deadline (a host may pass u64::MAX).
+        let deadline = Instant::now().checked_add(timeout);
         let mut s = self.job.state.lock();
         loop {
             match &s.outcome {
@@ -193,8 +194,10 @@ impl Job {
                 }
                 Outcome::Pending => {}
             }
-            let now = Instant::now();
-            if now >= deadline {
+            let left = deadline.map_or(Duration::MAX, |d| {
+                d.saturating_duration_since(Instant::now())
+            });
+            if left.is_zero() {
                 return Err(Error::new(
                     ErrorKind::Timeout,
                     format!(
@@ -205,7 +208,10 @@ impl Job {
                     ),
                 ));
             }
-            s = s.wait_timeout(&self.job.changed, deadline - now);
+            s = match deadline {
+                Some(_) => s.wait_timeout(&self.job.changed, left),
+                None => s.wait(&self.job.changed),
+            };
         }
     }
 

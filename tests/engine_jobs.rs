@@ -332,20 +332,35 @@ fn admission_policies() {
                 Priority::Other,
             )
             .unwrap_err();
+        // A job's own policy overrides the engine's.
+        let other = match admission {
+            AdmissionPolicy::FailFast => AdmissionPolicy::Wait(Duration::from_millis(10)),
+            AdmissionPolicy::Wait(_) => AdmissionPolicy::FailFast,
+        };
+        let (parts, _) = partitions(6, 1);
+        let e_other = engine
+            .prove_start_with_admission(
+                f.srs.clone(),
+                parts,
+                RandomnessChoice::Random,
+                Priority::Other,
+                other,
+            )
+            .unwrap_err();
         open.send(()).unwrap();
         blocker.finish(PATIENCE).expect("proved");
         let stats = engine.shutdown();
         assert!(stats.memory_peak_bytes <= 2 * one);
-        assert_eq!(stats.jobs_rejected, 2);
-        e.kind()
+        assert_eq!(stats.jobs_rejected, 3);
+        (e.kind(), e_other.kind())
     };
     assert_eq!(
         try_with(AdmissionPolicy::FailFast),
-        ErrorKind::ResourceExhausted
+        (ErrorKind::ResourceExhausted, ErrorKind::Timeout)
     );
     assert_eq!(
         try_with(AdmissionPolicy::Wait(Duration::from_millis(10))),
-        ErrorKind::Timeout
+        (ErrorKind::Timeout, ErrorKind::ResourceExhausted)
     );
 
     // With time to wait, a job is admitted as soon as memory is released.

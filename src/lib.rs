@@ -15,6 +15,7 @@
 pub mod cpu;
 pub mod engine;
 pub mod error;
+pub mod ffi;
 pub mod gpu;
 #[cfg(feature = "test-fixtures")]
 pub mod fixtures;

@@ -1,0 +1,406 @@
+//! `cuzk_engine`: the proving engine handle, its configuration and its statistics.
+
+use std::time::Duration;
+
+use super::args::{handle, out, read_sized, write_sized, write_sized_struct};
+use super::boundary::{boundary, Failure};
+use super::status::cuzk_status;
+use crate::engine::{AdmissionPolicy, Device, Engine, EngineConfig, TrimPolicy};
+use crate::stats::{DeviceStatsSnapshot, HistogramSnapshot, StatsSnapshot};
+
+/// A proving engine: its device workers, finalizers and trimmer threads, and its memory
+/// budget. Created by `cuzk_engine_new`, owned by the host, freed by `cuzk_engine_free`.
+/// Safe to use from many threads at once (every call but `cuzk_engine_free`).
+#[allow(non_camel_case_types)]
+pub struct cuzk_engine {
+    pub(crate) engine: Engine,
+}
+
+/// `cuzk_config.flags`: `cuzk_prove_start` fails at once with
+/// `CUZK_STATUS_RESOURCE_EXHAUSTED` when the memory budget cannot take a job yet, instead
+/// of waiting up to `admission_timeout_ms`.
+pub const CUZK_CONFIG_ADMISSION_FAIL_FAST: u32 = 1;
+/// `cuzk_config.flags`: never call `malloc_trim(0)`.
+pub const CUZK_CONFIG_TRIM_DISABLED: u32 = 2;
+
+/// A timeout meaning "wait as long as it takes" (`admission_timeout_ms`, `timeout_ms`).
+pub const CUZK_WAIT_FOREVER: u64 = u64::MAX;
+
+/// How to build an engine. Every field's zero means its default, so a zeroed struct (or a
+/// NULL pointer) gives the default engine.
+#[allow(non_camel_case_types)]
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct cuzk_config {
+    /// `sizeof(cuzk_config)` as the host was compiled with (0: all defaults). Lets the
+    /// struct grow without breaking hosts built against an older header.
+    pub size: usize,
+    /// Logical CPU devices to schedule start phases on (0: 1). They share the machine's
+    /// cores; more than one only spreads the scheduling.
+    pub cpu_devices: u32,
+    /// Workers per device (0: 2, so one stages its next partition while the other computes).
+    pub workers_per_device: u32,
+    /// Finalizer threads: B_g2 MSM and proof assembly (0: 2).
+    pub finalizers: u32,
+    /// `CUZK_CONFIG_*` flags, or-ed.
+    pub flags: u32,
+    /// Host memory the engine may reserve for jobs, in bytes (0: a share of the machine's
+    /// memory).
+    pub memory_budget_bytes: u64,
+    /// How long `cuzk_prove_start` waits for the memory budget by default, in milliseconds
+    /// (0: 600000; `CUZK_WAIT_FOREVER`: no limit).
+    pub admission_timeout_ms: u64,
+    /// Shortest time between two `malloc_trim(0)` calls, in milliseconds (0: 10000).
+    pub trim_interval_ms: u64,
+    /// Bytes freed since the last trim that make a trim worth its cost (0: 1 GiB).
+    pub trim_min_freed_bytes: u64,
+}
+
+const KNOWN_CONFIG_FLAGS: u32 = CUZK_CONFIG_ADMISSION_FAIL_FAST | CUZK_CONFIG_TRIM_DISABLED;
+
+/// A duration in milliseconds; `CUZK_WAIT_FOREVER` and anything too large to represent
+/// waits without a deadline (the engine treats an unrepresentable deadline so).
+pub(crate) fn millis(ms: u64) -> Duration {
+    Duration::from_millis(ms)
+}
+
+fn engine_config(c: &cuzk_config) -> Result<EngineConfig, Failure> {
+    if c.flags & !KNOWN_CONFIG_FLAGS != 0 {
+        return Err(Failure::arg(
+            "config",
+            format!("has unknown flags {:#x}", c.flags & !KNOWN_CONFIG_FLAGS),
+        ));
+    }
+    let defaults = EngineConfig::default();
+    let or = |v: u32, d: usize| if v == 0 { d } else { v as usize };
+    let trim = if c.flags & CUZK_CONFIG_TRIM_DISABLED != 0 {
+        TrimPolicy::Disabled
+    } else {
+        let (d_interval, d_min) = match TrimPolicy::default() {
+            TrimPolicy::Every {
+                interval,
+                min_freed_bytes,
+            } => (interval, min_freed_bytes),
+            TrimPolicy::Disabled => (Duration::from_secs(10), 1 << 30),
+        };
+        TrimPolicy::Every {
+            interval: if c.trim_interval_ms == 0 {
+                d_interval
+            } else {
+                millis(c.trim_interval_ms)
+            },
+            min_freed_bytes: if c.trim_min_freed_bytes == 0 {
+                d_min
+            } else {
+                c.trim_min_freed_bytes
+            },
+        }
+    };
+    let admission = if c.flags & CUZK_CONFIG_ADMISSION_FAIL_FAST != 0 {
+        AdmissionPolicy::FailFast
+    } else if c.admission_timeout_ms == 0 {
+        defaults.admission
+    } else {
+        AdmissionPolicy::Wait(millis(c.admission_timeout_ms))
+    };
+    Ok(EngineConfig {
+        devices: Device::cpu(or(c.cpu_devices, 1)),
+        workers_per_device: or(c.workers_per_device, defaults.workers_per_device),
+        finalizers: or(c.finalizers, defaults.finalizers),
+        memory_budget: (c.memory_budget_bytes != 0).then_some(c.memory_budget_bytes),
+        trim,
+        admission,
+        hooks: Default::default(),
+    })
+}
+
+/// Starts an engine and its threads.
+///
+/// `config` may be NULL (defaults); it is read only during the call. On success `*engine`
+/// is a new handle the host owns and must free with `cuzk_engine_free`; on failure it is
+/// set to NULL.
+///
+/// # Safety
+/// `config` NULL or a valid `cuzk_config` of at least `config->size` bytes; `engine` NULL
+/// or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_engine_new(
+    config: *const cuzk_config,
+    engine: *mut *mut cuzk_engine,
+) -> cuzk_status {
+    boundary("cuzk_engine_new", || {
+        let slot = out(engine, "engine")?;
+        slot.write(std::ptr::null_mut());
+        let config = engine_config(&read_sized(config, "config")?)?;
+        let e = Engine::new(config)?;
+        tracing::info!(engine = ?e, "engine started");
+        slot.write(Box::into_raw(Box::new(cuzk_engine { engine: e })));
+        Ok(())
+    })
+}
+
+/// Shuts an engine down and frees it; NULL is accepted and does nothing.
+///
+/// Jobs still queued end with `CUZK_STATUS_SHUTTING_DOWN`; partitions already on a device
+/// or a finalizer complete first, so this call blocks until they have. Job handles stay
+/// valid (their owner still frees them with `cuzk_job_free`), as do params handles. No
+/// other call may use `engine` during or after this one.
+///
+/// # Safety
+/// `engine` NULL or a handle from `cuzk_engine_new` not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_engine_free(engine: *mut cuzk_engine) {
+    let _ = boundary("cuzk_engine_free", || {
+        if !engine.is_null() {
+            drop(Box::from_raw(engine));
+        }
+        Ok(())
+    });
+}
+
+/// Priority classes reported in `cuzk_stats.queue_depth`, highest first: WinningPoSt,
+/// WindowPoSt, PoRep/SnapDeals, other.
+pub const CUZK_PRIORITY_CLASSES: usize = 4;
+/// Devices `cuzk_stats` reports individually.
+pub const CUZK_MAX_DEVICES: usize = 16;
+
+const _: () = assert!(CUZK_PRIORITY_CLASSES == crate::stats::PRIORITY_CLASSES);
+const _: () = assert!(CUZK_MAX_DEVICES == crate::stats::MAX_DEVICES);
+
+/// A latency distribution's summary (all times in nanoseconds). Quantiles are at most 1/8
+/// above the true value.
+#[allow(non_camel_case_types)]
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct cuzk_latency {
+    /// Observations.
+    pub count: u64,
+    /// Their sum.
+    pub sum_ns: u64,
+    /// Median.
+    pub p50_ns: u64,
+    /// 99th percentile.
+    pub p99_ns: u64,
+    /// Largest.
+    pub max_ns: u64,
+}
+
+/// One device's figures (nanoseconds).
+#[allow(non_camel_case_types)]
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct cuzk_device_stats {
+    /// Time the device mutex was held (the device computing) since the engine started.
+    pub busy_ns: u64,
+    /// Time since the engine started.
+    pub life_ns: u64,
+    /// Time held within the recent window.
+    pub window_busy_ns: u64,
+    /// The recent window's length: the last 10 whole seconds and the current one so far.
+    pub window_ns: u64,
+    /// Start phases run on this device.
+    pub partitions: u64,
+}
+
+/// Every figure of the engine's statistics: counts, bytes and nanoseconds. The host sets
+/// `size` to `sizeof(cuzk_stats)` before calling `cuzk_get_stats`.
+#[allow(non_camel_case_types)]
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct cuzk_stats {
+    /// In: `sizeof(cuzk_stats)` as the host knows it. Out: the bytes written.
+    pub size: usize,
+    /// Nanoseconds since the engine started.
+    pub uptime_ns: u64,
+    /// Jobs `cuzk_prove_start` accepted.
+    pub jobs_admitted: u64,
+    /// Jobs `cuzk_prove_start` refused (validation, budget, admission timeout).
+    pub jobs_rejected: u64,
+    /// Admitted jobs that produced all their proofs.
+    pub jobs_finished: u64,
+    /// Admitted jobs that failed (a partition failed, or the engine shut down).
+    pub jobs_failed: u64,
+    /// Admitted jobs cancelled.
+    pub jobs_cancelled: u64,
+    /// Partitions queued by admitted jobs.
+    pub partitions_admitted: u64,
+    /// Partitions proved.
+    pub partitions_proved: u64,
+    /// Partitions whose start or finish failed.
+    pub partitions_failed: u64,
+    /// Partitions dropped unproved (job cancelled, failed or shut down).
+    pub partitions_dropped: u64,
+    /// Partitions queued now, by priority class (see `CUZK_PRIORITY_CLASSES`).
+    pub queue_depth: [u64; CUZK_PRIORITY_CLASSES],
+    /// The memory budget, in bytes.
+    pub memory_budget_bytes: u64,
+    /// Bytes reserved now.
+    pub memory_reserved_bytes: u64,
+    /// Most bytes ever reserved at once.
+    pub memory_peak_bytes: u64,
+    /// Bytes reported freed to the trimmer.
+    pub bytes_freed_reported: u64,
+    /// `malloc_trim(0)` calls.
+    pub trims: u64,
+    /// Wait for the memory budget in `cuzk_prove_start`.
+    pub admission_wait: cuzk_latency,
+    /// Time a partition sat queued.
+    pub queue_wait: cuzk_latency,
+    /// Wait for a device mutex.
+    pub mutex_wait: cuzk_latency,
+    /// Device mutex held: the start phase (compute).
+    pub mutex_hold: cuzk_latency,
+    /// Device idle between two start phases while work waited.
+    pub gap: cuzk_latency,
+    /// A finalizer's time per partition.
+    pub finalize: cuzk_latency,
+    /// `malloc_trim(0)` durations.
+    pub trim: cuzk_latency,
+    /// Entries of `devices` in use.
+    pub device_count: u64,
+    /// Per device, the first `device_count` entries; the rest are zero.
+    pub devices: [cuzk_device_stats; CUZK_MAX_DEVICES],
+}
+
+fn latency(h: HistogramSnapshot) -> cuzk_latency {
+    let HistogramSnapshot {
+        count,
+        sum_ns,
+        p50_ns,
+        p99_ns,
+        max_ns,
+    } = h;
+    cuzk_latency {
+        count,
+        sum_ns,
+        p50_ns,
+        p99_ns,
+        max_ns,
+    }
+}
+
+fn device(d: DeviceStatsSnapshot) -> cuzk_device_stats {
+    let DeviceStatsSnapshot {
+        busy_ns,
+        life_ns,
+        window_busy_ns,
+        window_ns,
+        partitions,
+    } = d;
+    cuzk_device_stats {
+        busy_ns,
+        life_ns,
+        window_busy_ns,
+        window_ns,
+        partitions,
+    }
+}
+
+impl From<StatsSnapshot> for cuzk_stats {
+    fn from(s: StatsSnapshot) -> Self {
+        // A full destructuring, so a figure added to StatsSnapshot fails to compile here
+        // until the C struct carries it too.
+        let StatsSnapshot {
+            uptime_ns,
+            jobs_admitted,
+            jobs_rejected,
+            jobs_finished,
+            jobs_failed,
+            jobs_cancelled,
+            partitions_admitted,
+            partitions_proved,
+            partitions_failed,
+            partitions_dropped,
+            queue_depth,
+            memory_budget_bytes,
+            memory_reserved_bytes,
+            memory_peak_bytes,
+            bytes_freed_reported,
+            trims,
+            admission_wait,
+            queue_wait,
+            mutex_wait,
+            mutex_hold,
+            gap,
+            finalize,
+            trim,
+            device_count,
+            devices,
+        } = s;
+        cuzk_stats {
+            size: std::mem::size_of::<cuzk_stats>(),
+            uptime_ns,
+            jobs_admitted,
+            jobs_rejected,
+            jobs_finished,
+            jobs_failed,
+            jobs_cancelled,
+            partitions_admitted,
+            partitions_proved,
+            partitions_failed,
+            partitions_dropped,
+            queue_depth,
+            memory_budget_bytes,
+            memory_reserved_bytes,
+            memory_peak_bytes,
+            bytes_freed_reported,
+            trims,
+            admission_wait: latency(admission_wait),
+            queue_wait: latency(queue_wait),
+            mutex_wait: latency(mutex_wait),
+            mutex_hold: latency(mutex_hold),
+            gap: latency(gap),
+            finalize: latency(finalize),
+            trim: latency(trim),
+            device_count,
+            devices: devices.map(device),
+        }
+    }
+}
+
+/// Copies a snapshot of the engine's statistics into `*stats`.
+///
+/// The host owns `stats` and sets `stats->size = sizeof(cuzk_stats)` first; the library
+/// writes that many bytes at most (a host built against an older header gets the fields it
+/// knows) and sets `stats->size` to the bytes written. Lock-free: safe to call as often as
+/// a monitoring loop likes, while jobs run.
+///
+/// # Safety
+/// `engine` NULL or a live engine handle; `stats` NULL or writable for `stats->size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_get_stats(
+    engine: *const cuzk_engine,
+    stats: *mut cuzk_stats,
+) -> cuzk_status {
+    boundary("cuzk_get_stats", || {
+        let e = handle(engine, "engine")?;
+        let snapshot = cuzk_stats::from(e.engine.stats());
+        write_sized_struct(&snapshot, stats, "stats")
+    })
+}
+
+/// Renders the engine's statistics in the Prometheus text exposition format (0.0.4),
+/// NUL-terminated, into the host's buffer `buf` of `len` bytes.
+///
+/// `*needed` is always set to the bytes the text takes, its NUL included. When `len` is
+/// smaller the call fails with `CUZK_STATUS_BUFFER_TOO_SMALL` and writes nothing into
+/// `buf`; `buf` may be NULL when `len` is 0, to ask for the size. The text changes from
+/// call to call (uptime, counts), so allocate some room beyond `*needed` when retrying.
+///
+/// # Safety
+/// `engine` NULL or a live engine handle; `buf` NULL or writable for `len` bytes; `needed`
+/// NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_stats_prometheus(
+    engine: *const cuzk_engine,
+    buf: *mut std::ffi::c_char,
+    len: usize,
+    needed: *mut usize,
+) -> cuzk_status {
+    boundary("cuzk_stats_prometheus", || {
+        let e = handle(engine, "engine")?;
+        let mut text = e.engine.stats().prometheus().into_bytes();
+        text.push(0);
+        write_sized(&text, buf.cast(), len, needed, "buf")
+    })
+}

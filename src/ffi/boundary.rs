@@ -68,36 +68,43 @@ fn set_last_error(message: String) {
     let _ = LAST_ERROR.try_with(|slot| *slot.borrow_mut() = c);
 }
 
-/// Runs an export's body: catches any panic (it must never unwind into the host, which is
-/// undefined behaviour), turns a failure into its status and records its message, prefixed
-/// with the export's name, as this thread's last error.
-pub(crate) fn boundary(export: &str, body: impl FnOnce() -> FfiResult<()>) -> cuzk_status {
-    // AssertUnwindSafe: after a panic the call returns CUZK_STATUS_PANIC, whose documented
-    // meaning is that the object the call worked on may be inconsistent and should be freed.
+/// The one place a panic is caught: runs `body`, and turns a panic (which must never unwind
+/// into the host: that is undefined behaviour) into its message, recorded as this thread's
+/// last error, prefixed with the export's name.
+fn catch<T>(export: &str, body: impl FnOnce() -> T) -> Option<T> {
+    // AssertUnwindSafe: after a panic the export returns CUZK_STATUS_PANIC (or its fallback
+    // value), whose documented meaning is that the object the call worked on may be
+    // inconsistent and should be freed.
     match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(())) => cuzk_status::Ok,
-        Ok(Err(f)) => {
-            tracing::debug!(export, status = ?f.status, "{}", f.message);
-            set_last_error(format!("{export}: {}", f.message));
-            f.status
-        }
+        Ok(v) => Some(v),
         Err(payload) => {
             let msg = panic_message(payload.as_ref());
             tracing::error!(export, "panic: {msg}");
             set_last_error(format!("{export}: internal panic: {msg}"));
-            cuzk_status::Panic
+            None
         }
+    }
+}
+
+/// Runs an export's body inside the panic boundary: a failure becomes its status, with its
+/// message (prefixed with the export's name) as this thread's last error; a panic becomes
+/// `CUZK_STATUS_PANIC`.
+pub(crate) fn boundary(export: &str, body: impl FnOnce() -> FfiResult<()>) -> cuzk_status {
+    match catch(export, body) {
+        Some(Ok(())) => cuzk_status::Ok,
+        Some(Err(f)) => {
+            tracing::debug!(export, status = ?f.status, "{}", f.message);
+            set_last_error(format!("{export}: {}", f.message));
+            f.status
+        }
+        None => cuzk_status::Panic,
     }
 }
 
 /// Like [`boundary`] for the few exports that return a value instead of a status (and
 /// cannot fail): a panic yields `fallback`.
 pub(crate) fn boundary_value<T>(export: &str, fallback: T, body: impl FnOnce() -> T) -> T {
-    catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|payload| {
-        let msg = panic_message(payload.as_ref());
-        set_last_error(format!("{export}: internal panic: {msg}"));
-        fallback
-    })
+    catch(export, body).unwrap_or(fallback)
 }
 
 /// The message of the last failed cuzk call on this thread, prefixed with the name of the

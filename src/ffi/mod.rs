@@ -50,6 +50,16 @@ use std::sync::OnceLock;
 
 use boundary::{boundary, boundary_value, Failure};
 
+// Handles are shared between host threads (an engine by every submitter, a job by a waiter
+// and a canceller): what they wrap must be safe for that.
+const _: fn() = || {
+    fn shared_between_threads<T: Send + Sync>() {}
+    shared_between_threads::<crate::engine::Engine>();
+    shared_between_threads::<crate::engine::Job>();
+    shared_between_threads::<crate::groth16::Srs>();
+    shared_between_threads::<crate::groth16::PreparedVerifyingKey>();
+};
+
 /// The library's major version (Cargo.toml's).
 pub const CUZK_VERSION_MAJOR: u32 = 0;
 /// The library's minor version.

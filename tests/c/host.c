@@ -155,6 +155,16 @@ static void bad_prove(cuzk_engine *engine, cuzk_srs *srs, const fixture *f) {
   EXPECT(cuzk_prove_start(engine, srs, &p, 1, NULL, &job), CUZK_STATUS_INVALID_ARGUMENT,
          "partitions[0].b_aux_density");
 
+  /* Lengths no buffer can have: the byte count overflows, or passes the largest object. */
+  p = part0(f); p.a_len = SIZE_MAX;
+  EXPECT(cuzk_prove_start(engine, srs, &p, 1, NULL, &job), CUZK_STATUS_INVALID_ARGUMENT,
+         "partitions[0].a");
+  p = part0(f); p.aux_len = SIZE_MAX / CUZK_SCALAR_BYTES;
+  EXPECT(cuzk_prove_start(engine, srs, &p, 1, NULL, &job), CUZK_STATUS_INVALID_ARGUMENT,
+         "impossible length");
+  EXPECT(cuzk_prove_start(engine, srs, good, SIZE_MAX, NULL, &job), CUZK_STATUS_INVALID_ARGUMENT,
+         "`partitions`");
+
   /* Wrong and zero lengths. */
   p = part0(f); p.b_len -= 1;
   EXPECT(cuzk_prove_start(engine, srs, &p, 1, NULL, &job), CUZK_STATUS_INVALID_ASSIGNMENT,

@@ -5,7 +5,7 @@
 //! - Every export returns a [`cuzk_status`] (stable numbers, `CUZK_STATUS_OK` = 0) and writes
 //!   results through out-pointers; the exceptions, which cannot fail, are the string
 //!   accessors (`cuzk_version`, `cuzk_last_error`, `cuzk_status_name`) and the frees.
-//! - Every export body runs inside one panic boundary ([`boundary`]): no panic unwinds into
+//! - Every export body runs inside one panic boundary (`boundary.rs`): no panic unwinds into
 //!   the host; a panic becomes `CUZK_STATUS_PANIC`.
 //! - Every pointer and length is checked; a bad one fails with
 //!   `CUZK_STATUS_INVALID_ARGUMENT` and a message naming the argument, read with

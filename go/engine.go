@@ -1,0 +1,183 @@
+package cuzk
+
+// #include "cuzk.h"
+import "C"
+
+import (
+	"math"
+	"runtime"
+	"time"
+	"unsafe"
+)
+
+// Config says how to build an engine. The zero Config is the default engine: one CPU
+// device (or the GPUs, where the library drives them), two workers per device, two
+// finalizers, a share of the machine's memory as the budget, ten minutes of admission
+// wait.
+type Config struct {
+	// CPUDevices is the number of logical CPU devices to schedule start phases on (0: 1).
+	CPUDevices int
+	// WorkersPerDevice (0: 2, so one stages its next partition while the other computes).
+	WorkersPerDevice int
+	// Finalizers is the number of threads for B_g2 MSMs and proof assembly (0: 2).
+	Finalizers int
+	// MemoryBudgetBytes is the host memory the engine may reserve for jobs (0: a share of
+	// the machine's memory).
+	MemoryBudgetBytes uint64
+	// AdmissionTimeout is how long ProveStart waits for the memory budget by default
+	// (0: ten minutes; WaitForever: no limit). Rounded up to whole milliseconds.
+	AdmissionTimeout time.Duration
+	// AdmissionFailFast makes ProveStart fail at once with ErrResourceExhausted when the
+	// budget cannot take a job yet, instead of waiting.
+	AdmissionFailFast bool
+	// TrimInterval is the shortest time between two malloc_trim(0) calls (0: 10 s).
+	TrimInterval time.Duration
+	// TrimMinFreedBytes is how many bytes freed since the last trim make a trim worth its
+	// cost (0: 1 GiB).
+	TrimMinFreedBytes uint64
+	// TrimDisabled turns malloc_trim(0) off.
+	TrimDisabled bool
+}
+
+// WaitForever, as a timeout, waits as long as it takes.
+const WaitForever time.Duration = math.MaxInt64
+
+// millis converts a timeout for the C ABI, where 0 means "the default" and UINT64_MAX
+// "no limit": a positive duration rounds up so that it never becomes 0.
+func millis(d time.Duration) C.uint64_t {
+	if d == WaitForever {
+		return C.CUZK_WAIT_FOREVER
+	}
+	return C.uint64_t((d + time.Millisecond - 1) / time.Millisecond)
+}
+
+func count(n int, what string) (C.uint32_t, error) {
+	if n < 0 || n > math.MaxUint32 {
+		return 0, argError("Config.%s is %d", what, n)
+	}
+	return C.uint32_t(n), nil
+}
+
+func (c *Config) toC() (C.cuzk_config, error) {
+	cc := C.cuzk_config{size: C.sizeof_cuzk_config}
+	var err error
+	if cc.cpu_devices, err = count(c.CPUDevices, "CPUDevices"); err != nil {
+		return cc, err
+	}
+	if cc.workers_per_device, err = count(c.WorkersPerDevice, "WorkersPerDevice"); err != nil {
+		return cc, err
+	}
+	if cc.finalizers, err = count(c.Finalizers, "Finalizers"); err != nil {
+		return cc, err
+	}
+	if c.AdmissionTimeout < 0 || c.TrimInterval < 0 {
+		return cc, argError("Config has a negative duration")
+	}
+	if c.AdmissionFailFast {
+		cc.flags |= C.CUZK_CONFIG_ADMISSION_FAIL_FAST
+	}
+	if c.TrimDisabled {
+		cc.flags |= C.CUZK_CONFIG_TRIM_DISABLED
+	}
+	cc.memory_budget_bytes = C.uint64_t(c.MemoryBudgetBytes)
+	cc.admission_timeout_ms = millis(c.AdmissionTimeout)
+	cc.trim_interval_ms = millis(c.TrimInterval)
+	cc.trim_min_freed_bytes = C.uint64_t(c.TrimMinFreedBytes)
+	return cc, nil
+}
+
+// Engine is a proving engine: its device workers, finalizers, trimmer and memory budget.
+// One engine per process is the intended use; it is safe for concurrent use.
+type Engine struct {
+	h handle[*C.cuzk_engine]
+}
+
+// NewEngine starts an engine and its threads.
+func NewEngine(cfg Config) (*Engine, error) {
+	cc, err := cfg.toC()
+	if err != nil {
+		return nil, err
+	}
+	var p *C.cuzk_engine
+	if err := call(func() C.cuzk_status { return C.cuzk_engine_new(&cc, &p) }); err != nil {
+		return nil, err
+	}
+	e := &Engine{h: handle[*C.cuzk_engine]{p: p, kind: "Engine"}}
+	// The safety net for an engine nobody closed; Close is the way.
+	runtime.SetFinalizer(e, (*Engine).Close)
+	return e, nil
+}
+
+// ptr is the live C handle, guarded against Close until done is called.
+func (e *Engine) ptr() (p *C.cuzk_engine, done func(), err error) {
+	if e == nil {
+		return nil, nil, argError("Engine is nil")
+	}
+	if p, err = e.h.acquire(); err != nil {
+		return nil, nil, err
+	}
+	return p, e.h.release, nil
+}
+
+// Close shuts the engine down: jobs still queued end with ErrShuttingDown, partitions on
+// a device or finalizer complete first, so Close blocks until they have. It also waits
+// for calls in flight on the engine (a ProveStart waiting for admission). Jobs and SRS
+// handles stay valid and must still be closed. Calling Close again does nothing.
+func (e *Engine) Close() {
+	if e == nil {
+		return
+	}
+	runtime.SetFinalizer(e, nil)
+	e.h.close(func(p *C.cuzk_engine) { C.cuzk_engine_free(p) })
+}
+
+// Stats snapshots every figure of the engine's statistics. It takes no lock in the
+// library, so a monitoring loop may call it as often as it likes.
+func (e *Engine) Stats() (Stats, error) {
+	p, done, err := e.ptr()
+	if err != nil {
+		return Stats{}, err
+	}
+	defer done()
+	// C memory would work too; a Go struct without Go pointers may be passed as is.
+	var cs C.cuzk_stats
+	cs.size = C.sizeof_cuzk_stats
+	err = call(func() C.cuzk_status { return C.cuzk_get_stats(p, &cs) })
+	runtime.KeepAlive(e)
+	if err != nil {
+		return Stats{}, err
+	}
+	return statsFromC(&cs), nil
+}
+
+// Prometheus renders the engine's statistics in the Prometheus text exposition format
+// (0.0.4), ready to serve on a /metrics endpoint.
+func (e *Engine) Prometheus() (string, error) {
+	p, done, err := e.ptr()
+	if err != nil {
+		return "", err
+	}
+	defer done()
+	defer runtime.KeepAlive(e)
+	var needed C.size_t
+	err = call(func() C.cuzk_status { return C.cuzk_stats_prometheus(p, nil, 0, &needed) })
+	for {
+		if err != nil && !isStatus(err, StatusBufferTooSmall) {
+			return "", err
+		}
+		// The text grows between calls (uptime, counts): leave room, and retry if even
+		// that was not enough.
+		buf := make([]byte, int(needed)+256)
+		err = call(func() C.cuzk_status {
+			return C.cuzk_stats_prometheus(p, (*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), &needed)
+		})
+		if err == nil {
+			return string(buf[:needed-1]), nil // without the NUL
+		}
+	}
+}
+
+func isStatus(err error, s Status) bool {
+	e, ok := err.(*Error)
+	return ok && e.Status == s
+}

@@ -1,0 +1,3 @@
+module github.com/cuzk/cuzk/go
+
+go 1.22

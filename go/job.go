@@ -1,0 +1,357 @@
+package cuzk
+
+// #include "cuzk.h"
+import "C"
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+	"unsafe"
+)
+
+// Partition is one partition's synthesized circuit. Scalars are 32-byte little-endian
+// integers below the field modulus r (or blstrs' Montgomery form, WithMontgomery), laid
+// end to end; each slice's length must be a whole number of them. The buffers are read
+// only during ProveStart, which copies them: they may be reused as soon as it returns.
+type Partition struct {
+	// A, B, C are the constraint evaluations, one scalar per constraint each.
+	A, B, C []byte
+	// Input is the input assignment, the constant ONE first; Aux the aux assignment.
+	Input, Aux []byte
+	// AAuxDensity marks the aux variables that appear in some A, BInputDensity the
+	// inputs and BAuxDensity the aux variables that appear in some B.
+	AAuxDensity, BInputDensity, BAuxDensity Bitmap
+}
+
+// Bitmap is a density bitmap: bit i in Words[i/64] at position i%64, least significant
+// first. Words must hold exactly ceil(Bits/64) words, with no bit set past Bits.
+type Bitmap struct {
+	Words []uint64
+	Bits  int
+}
+
+// Priority is a job's class: the engine runs queued partitions of a higher class first.
+type Priority uint32
+
+// The priority classes, highest first. PriorityDefault is PriorityOther.
+const (
+	PriorityDefault     Priority = C.CUZK_PRIORITY_DEFAULT
+	PriorityWinningPoSt Priority = C.CUZK_PRIORITY_WINNING_POST
+	PriorityWindowPoSt  Priority = C.CUZK_PRIORITY_WINDOW_POST
+	PriorityPoRepSnap   Priority = C.CUZK_PRIORITY_POREP_SNAP
+	PriorityOther       Priority = C.CUZK_PRIORITY_OTHER
+)
+
+// Option adjusts one job; see the With* functions.
+type Option func(*proveOptions)
+
+type proveOptions struct {
+	priority  Priority
+	r, s      []byte
+	admission *time.Duration
+	flags     C.uint32_t
+}
+
+// WithPriority sets the job's class.
+func WithPriority(p Priority) Option { return func(o *proveOptions) { o.priority = p } }
+
+// WithRandomness gives the randomizers r and s, one 32-byte scalar per partition each,
+// instead of fresh ones from the OS RNG. Fixed r and s make proofs reproducible (tests);
+// production proofs must use fresh ones.
+func WithRandomness(r, s []byte) Option {
+	return func(o *proveOptions) { o.r, o.s = r, s }
+}
+
+// WithAdmissionTimeout sets how long ProveStart waits for the memory budget: 0 fails at
+// once with ErrResourceExhausted when the budget cannot take the job yet, WaitForever
+// waits without limit. A longer wait than the context's deadline is cut to the deadline.
+func WithAdmissionTimeout(d time.Duration) Option {
+	return func(o *proveOptions) { o.admission = &d }
+}
+
+// WithMontgomery says that every scalar of the job (partitions and randomizers) is in
+// blstrs' in-memory Montgomery form (four little-endian u64 limbs of x·2^256 mod r), as
+// a Rust or blst-based host holds them, rather than a canonical integer.
+func WithMontgomery() Option {
+	return func(o *proveOptions) { o.flags |= C.CUZK_PROVE_MONTGOMERY }
+}
+
+// pinned lays Go buffers out for one C call. The C structs hold pointers into Go memory;
+// cgo lets C read Go memory that holds Go pointers only when those are pinned, and the
+// library reads them only during the call, so pinning for the call is enough (and avoids
+// copying gigabytes of PoRep witness into C memory).
+type pinned struct {
+	pin runtime.Pinner
+}
+
+func (p *pinned) bytes(b []byte) *C.uint8_t {
+	if len(b) == 0 {
+		return nil
+	}
+	p.pin.Pin(&b[0])
+	return (*C.uint8_t)(unsafe.Pointer(&b[0]))
+}
+
+func (p *pinned) words(w []uint64) *C.uint64_t {
+	if len(w) == 0 {
+		return nil
+	}
+	p.pin.Pin(&w[0])
+	return (*C.uint64_t)(unsafe.Pointer(&w[0]))
+}
+
+func (p *pinned) partition(i int, in *Partition, out *C.cuzk_partition) error {
+	scalars := func(b []byte, field string) (*C.uint8_t, C.size_t, error) {
+		n, err := scalarCount(b, fmt.Sprintf("partitions[%d].%s", i, field))
+		return p.bytes(b), n, err
+	}
+	bitmap := func(b Bitmap, field string) (*C.uint64_t, C.size_t, C.size_t, error) {
+		if b.Bits < 0 {
+			return nil, 0, 0, argError("partitions[%d].%s.Bits is %d", i, field, b.Bits)
+		}
+		return p.words(b.Words), C.size_t(len(b.Words)), C.size_t(b.Bits), nil
+	}
+	var err error
+	for _, step := range []func() error{
+		func() error { out.a, out.a_len, err = scalars(in.A, "A"); return err },
+		func() error { out.b, out.b_len, err = scalars(in.B, "B"); return err },
+		func() error { out.c, out.c_len, err = scalars(in.C, "C"); return err },
+		func() error { out.input, out.input_len, err = scalars(in.Input, "Input"); return err },
+		func() error { out.aux, out.aux_len, err = scalars(in.Aux, "Aux"); return err },
+		func() error {
+			out.a_aux_density, out.a_aux_density_words, out.a_aux_density_bits, err = bitmap(in.AAuxDensity, "AAuxDensity")
+			return err
+		},
+		func() error {
+			out.b_input_density, out.b_input_density_words, out.b_input_density_bits, err = bitmap(in.BInputDensity, "BInputDensity")
+			return err
+		},
+		func() error {
+			out.b_aux_density, out.b_aux_density_words, out.b_aux_density_bits, err = bitmap(in.BAuxDensity, "BAuxDensity")
+			return err
+		},
+	} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Job is a started job: its partitions queued or being proved. Close it when done with
+// it; closing a job that has not ended cancels it.
+type Job struct {
+	h handle[*C.cuzk_job]
+	n int
+}
+
+// ProveStart validates the partitions against srs (one bad partition fails the whole job,
+// and the error names it), waits for the engine's memory budget, queues the partitions
+// and returns. Collect the proofs with Finish.
+//
+// ctx bounds the admission wait only through its deadline (a cgo call cannot be
+// interrupted): the wait is cut to the time left, and a wait cut so that runs out returns
+// the context's error. A ctx already done returns its error without starting anything.
+func (e *Engine) ProveStart(ctx context.Context, srs *SRS, partitions []Partition, opts ...Option) (*Job, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var o proveOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	co := C.cuzk_prove_options{
+		size:     C.sizeof_cuzk_prove_options,
+		priority: C.uint32_t(o.priority),
+		flags:    o.flags,
+	}
+	var pin pinned
+	defer pin.pin.Unpin()
+	if o.r != nil || o.s != nil {
+		nr, err := scalarCount(o.r, "WithRandomness r")
+		if err != nil {
+			return nil, err
+		}
+		ns, err := scalarCount(o.s, "WithRandomness s")
+		if err != nil {
+			return nil, err
+		}
+		if nr != ns {
+			return nil, argError("WithRandomness gives %d r and %d s scalars", nr, ns)
+		}
+		// An empty but non-nil slice still says "given": a NULL pointer with a count
+		// of 0 would mean "draw them", so pass what we have and let the library judge.
+		co.r, co.s, co.rs_len = pin.bytes(o.r), pin.bytes(o.s), nr
+	}
+	if o.admission != nil {
+		switch d := *o.admission; {
+		case d < 0:
+			return nil, argError("WithAdmissionTimeout(%v) is negative", d)
+		case d == 0:
+			co.flags |= C.CUZK_PROVE_FAIL_FAST
+		default:
+			co.admission_timeout_ms = millis(d)
+		}
+	}
+	deadlineCut := false
+	if dl, ok := ctx.Deadline(); ok && co.flags&C.CUZK_PROVE_FAIL_FAST == 0 {
+		left := millis(max(time.Until(dl), time.Millisecond))
+		// 0 is "the engine's policy", which may wait longer than the deadline.
+		if co.admission_timeout_ms == 0 || left < co.admission_timeout_ms {
+			co.admission_timeout_ms, deadlineCut = left, true
+		}
+	}
+	var parts *C.cuzk_partition
+	if len(partitions) > 0 {
+		// Go memory, so nothing to free; it holds only pinned pointers.
+		cp := make([]C.cuzk_partition, len(partitions))
+		for i := range partitions {
+			if err := pin.partition(i, &partitions[i], &cp[i]); err != nil {
+				return nil, err
+			}
+		}
+		parts = &cp[0]
+		defer runtime.KeepAlive(cp)
+	}
+	ep, done, err := e.ptr()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	sp, sdone, err := srs.ptr()
+	if err != nil {
+		return nil, err
+	}
+	defer sdone()
+	var jp *C.cuzk_job
+	err = call(func() C.cuzk_status {
+		return C.cuzk_prove_start(ep, sp, parts, C.size_t(len(partitions)), &co, &jp)
+	})
+	runtime.KeepAlive(e)
+	runtime.KeepAlive(srs)
+	runtime.KeepAlive(partitions)
+	runtime.KeepAlive(o.r)
+	runtime.KeepAlive(o.s)
+	if err != nil {
+		if deadlineCut && isStatus(err, StatusTimeout) && ctx.Err() != nil {
+			return nil, fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
+		return nil, err
+	}
+	j := &Job{h: handle[*C.cuzk_job]{p: jp, kind: "Job"}, n: len(partitions)}
+	runtime.SetFinalizer(j, (*Job).Close)
+	return j, nil
+}
+
+// ptr is the live C handle, guarded against Close until done is called.
+func (j *Job) ptr() (p *C.cuzk_job, done func(), err error) {
+	if j == nil {
+		return nil, nil, argError("Job is nil")
+	}
+	if p, err = j.h.acquire(); err != nil {
+		return nil, nil, err
+	}
+	return p, j.h.release, nil
+}
+
+// Partitions is the number of partitions in the job.
+func (j *Job) Partitions() int { return j.n }
+
+// Finish waits for the job to end and returns its proofs in partition order. When ctx is
+// done first the job is cancelled (its queued partitions leave the queue at once) and the
+// error wraps both ctx.Err() and ErrCancelled. A job that failed returns its failure.
+// Finish may be called again after success, and from several goroutines.
+func (j *Job) Finish(ctx context.Context) ([]Proof, error) {
+	p, done, err := j.ptr()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	// The wait below blocks in C without a deadline; the context reaches it through
+	// cancel, which the library allows concurrently with a finish in progress and which
+	// makes that finish return CUZK_STATUS_CANCELLED at once.
+	stop := context.AfterFunc(ctx, func() { _, _ = j.Cancel() })
+	defer stop()
+	proofs := make([]Proof, j.n)
+	err = call(func() C.cuzk_status {
+		return C.cuzk_prove_finish(p, C.CUZK_WAIT_FOREVER,
+			(*C.uint8_t)(unsafe.Pointer(&proofs[0])), C.size_t(len(proofs)*ProofBytes))
+	})
+	runtime.KeepAlive(j)
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil && isStatus(err, StatusCancelled) {
+			return nil, fmt.Errorf("%w: %w", cerr, err)
+		}
+		return nil, err
+	}
+	return proofs, nil
+}
+
+// JobState is where a job stands.
+type JobState uint32
+
+// The job states.
+const (
+	JobPending   JobState = C.CUZK_JOB_STATE_PENDING
+	JobDone      JobState = C.CUZK_JOB_STATE_DONE
+	JobFailed    JobState = C.CUZK_JOB_STATE_FAILED
+	JobCancelled JobState = C.CUZK_JOB_STATE_CANCELLED
+)
+
+func (s JobState) String() string {
+	switch s {
+	case JobPending:
+		return "pending"
+	case JobDone:
+		return "done"
+	case JobFailed:
+		return "failed"
+	case JobCancelled:
+		return "cancelled"
+	}
+	return fmt.Sprintf("JobState(%d)", uint32(s))
+}
+
+// Poll says, without waiting, where the job stands and how many of its partitions are
+// proved.
+func (j *Job) Poll() (state JobState, proved int, err error) {
+	p, done, err := j.ptr()
+	if err != nil {
+		return 0, 0, err
+	}
+	defer done()
+	var st C.cuzk_job_state
+	var n C.size_t
+	err = call(func() C.cuzk_status { return C.cuzk_job_poll(p, &st, &n, nil) })
+	runtime.KeepAlive(j)
+	return JobState(st), int(n), err
+}
+
+// Cancel cancels the job unless it has already ended; it reports whether this call
+// cancelled it. Finish then returns ErrCancelled.
+func (j *Job) Cancel() (bool, error) {
+	p, done, err := j.ptr()
+	if err != nil {
+		return false, err
+	}
+	defer done()
+	var did C.bool
+	err = call(func() C.cuzk_status { return C.cuzk_job_cancel(p, &did) })
+	runtime.KeepAlive(j)
+	return bool(did), err
+}
+
+// Close frees the job, cancelling it first if it has not ended, so that a Finish in
+// progress returns (ErrCancelled) rather than holding Close up until the job ends.
+// Calling Close again does nothing.
+func (j *Job) Close() {
+	if j == nil {
+		return
+	}
+	runtime.SetFinalizer(j, nil)
+	// Cancel before taking the write lock: a Finish holds the read lock while it waits.
+	_, _ = j.Cancel()
+	j.h.close(func(p *C.cuzk_job) { C.cuzk_job_free(p) })
+}

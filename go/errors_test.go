@@ -142,6 +142,8 @@ func TestBadProveInputs(t *testing.T) {
 			cuzk.ErrInvalidArgument, "WithRandomness"},
 		{"r not whole scalars", srs, fx.parts, []cuzk.Option{cuzk.WithRandomness(fx.r[1:], fx.s[1:])},
 			cuzk.ErrInvalidArgument, "WithRandomness r"},
+		{"empty r and s", srs, fx.parts, []cuzk.Option{cuzk.WithRandomness([]byte{}, []byte{})},
+			cuzk.ErrInvalidArgument, "WithRandomness"},
 		{"unknown priority", srs, fx.parts, []cuzk.Option{cuzk.WithPriority(99)},
 			cuzk.ErrInvalidArgument, "priority"},
 		{"negative admission timeout", srs, fx.parts, []cuzk.Option{cuzk.WithAdmissionTimeout(-time.Second)},
@@ -259,5 +261,63 @@ func TestFinalizersFreeForgottenHandles(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		runtime.GC()
 		time.Sleep(10 * time.Millisecond) // the finalizer goroutine runs the frees
+	}
+}
+
+// Admission: an engine whose budget holds exactly one fixture job, and a second job that
+// must wait for the first to end: failing fast, timing out, cut by the context's
+// deadline, and waiting it out.
+func TestAdmissionOptions(t *testing.T) {
+	ctx := context.Background()
+	srs := loadSRS(t)
+	probe := newEngine(t, cuzk.Config{})
+	job, err := probe.ProveStart(ctx, srs, fx.parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := job.Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	job.Close()
+	st, err := probe.Stats()
+	if err != nil || st.MemoryPeakBytes == 0 {
+		t.Fatalf("no peak reservation after a job: %v %v", st.MemoryPeakBytes, err)
+	}
+
+	cfg := oneWorker()
+	cfg.MemoryBudgetBytes = st.MemoryPeakBytes
+	e := newEngine(t, cfg)
+	first, err := e.ProveStart(ctx, srs, fx.parts, cuzk.WithRandomness(fx.r, fx.s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	// The first job holds the whole budget until its last partition is proved, tens of
+	// milliseconds at least.
+	_, err = e.ProveStart(ctx, srs, fx.parts, cuzk.WithAdmissionTimeout(0))
+	wantErr(t, "fail fast on a full budget", err, cuzk.ErrResourceExhausted, "")
+	_, err = e.ProveStart(ctx, srs, fx.parts, cuzk.WithAdmissionTimeout(time.Millisecond))
+	wantErr(t, "admission timeout", err, cuzk.ErrTimeout, "")
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+	defer cancel()
+	_, err = e.ProveStart(dctx, srs, fx.parts)
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, cuzk.ErrTimeout) {
+		t.Errorf("admission cut by the context's deadline: %v", err)
+	}
+	second, err := e.ProveStart(ctx, srs, fx.parts, cuzk.WithRandomness(fx.r, fx.s),
+		cuzk.WithAdmissionTimeout(cuzk.WaitForever))
+	if err != nil {
+		t.Fatalf("waiting for admission: %v", err)
+	}
+	defer second.Close()
+	for _, j := range []*cuzk.Job{first, second} {
+		proofs, err := j.Finish(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkProofs(t, proofs)
+	}
+	if st, _ := e.Stats(); st.JobsRejected != 3 || st.AdmissionWait.Count == 0 {
+		t.Fatalf("%d jobs rejected (want 3), %d admission waits", st.JobsRejected, st.AdmissionWait.Count)
 	}
 }

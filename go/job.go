@@ -103,40 +103,35 @@ func (p *pinned) words(w []uint64) *C.uint64_t {
 }
 
 func (p *pinned) partition(i int, in *Partition, out *C.cuzk_partition) error {
-	scalars := func(b []byte, field string) (*C.uint8_t, C.size_t, error) {
-		n, err := scalarCount(b, fmt.Sprintf("partitions[%d].%s", i, field))
-		return p.bytes(b), n, err
-	}
-	bitmap := func(b Bitmap, field string) (*C.uint64_t, C.size_t, C.size_t, error) {
-		if b.Bits < 0 {
-			return nil, 0, 0, argError("partitions[%d].%s.Bits is %d", i, field, b.Bits)
-		}
-		return p.words(b.Words), C.size_t(len(b.Words)), C.size_t(b.Bits), nil
-	}
-	var err error
-	for _, step := range []func() error{
-		func() error { out.a, out.a_len, err = scalars(in.A, "A"); return err },
-		func() error { out.b, out.b_len, err = scalars(in.B, "B"); return err },
-		func() error { out.c, out.c_len, err = scalars(in.C, "C"); return err },
-		func() error { out.input, out.input_len, err = scalars(in.Input, "Input"); return err },
-		func() error { out.aux, out.aux_len, err = scalars(in.Aux, "Aux"); return err },
-		func() error {
-			out.a_aux_density, out.a_aux_density_words, out.a_aux_density_bits, err = bitmap(in.AAuxDensity, "AAuxDensity")
-			return err
-		},
-		func() error {
-			out.b_input_density, out.b_input_density_words, out.b_input_density_bits, err = bitmap(in.BInputDensity, "BInputDensity")
-			return err
-		},
-		func() error {
-			out.b_aux_density, out.b_aux_density_words, out.b_aux_density_bits, err = bitmap(in.BAuxDensity, "BAuxDensity")
-			return err
-		},
-	} {
-		if err := step(); err != nil {
+	// Lengths first, so that nothing is pinned for a partition the ABI cannot express.
+	for _, f := range []struct {
+		b    []byte
+		name string
+	}{{in.A, "A"}, {in.B, "B"}, {in.C, "C"}, {in.Input, "Input"}, {in.Aux, "Aux"}} {
+		if _, err := scalarCount(f.b, fmt.Sprintf("partitions[%d].%s", i, f.name)); err != nil {
 			return err
 		}
 	}
+	for _, f := range []struct {
+		b    Bitmap
+		name string
+	}{{in.AAuxDensity, "AAuxDensity"}, {in.BInputDensity, "BInputDensity"}, {in.BAuxDensity, "BAuxDensity"}} {
+		if f.b.Bits < 0 {
+			return argError("partitions[%d].%s.Bits is %d", i, f.name, f.b.Bits)
+		}
+	}
+	scalars := func(b []byte) (*C.uint8_t, C.size_t) { return p.bytes(b), C.size_t(len(b) / ScalarBytes) }
+	out.a, out.a_len = scalars(in.A)
+	out.b, out.b_len = scalars(in.B)
+	out.c, out.c_len = scalars(in.C)
+	out.input, out.input_len = scalars(in.Input)
+	out.aux, out.aux_len = scalars(in.Aux)
+	out.a_aux_density, out.a_aux_density_words, out.a_aux_density_bits =
+		p.words(in.AAuxDensity.Words), C.size_t(len(in.AAuxDensity.Words)), C.size_t(in.AAuxDensity.Bits)
+	out.b_input_density, out.b_input_density_words, out.b_input_density_bits =
+		p.words(in.BInputDensity.Words), C.size_t(len(in.BInputDensity.Words)), C.size_t(in.BInputDensity.Bits)
+	out.b_aux_density, out.b_aux_density_words, out.b_aux_density_bits =
+		p.words(in.BAuxDensity.Words), C.size_t(len(in.BAuxDensity.Words)), C.size_t(in.BAuxDensity.Bits)
 	return nil
 }
 
@@ -178,11 +173,11 @@ func (e *Engine) ProveStart(ctx context.Context, srs *SRS, partitions []Partitio
 		if err != nil {
 			return nil, err
 		}
-		if nr != ns {
+		if nr != ns || nr == 0 {
+			// Empty slices would reach C as NULL with a count of 0, which means "draw
+			// them from the OS RNG": not what a caller who gave randomizers meant.
 			return nil, argError("WithRandomness gives %d r and %d s scalars", nr, ns)
 		}
-		// An empty but non-nil slice still says "given": a NULL pointer with a count
-		// of 0 would mean "draw them", so pass what we have and let the library judge.
 		co.r, co.s, co.rs_len = pin.bytes(o.r), pin.bytes(o.s), nr
 	}
 	if o.admission != nil {

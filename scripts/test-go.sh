@@ -25,7 +25,7 @@ target/release/cuzk_fixtures "$fixture"
 export CUZK_FIXTURE_DIR="$fixture"
 
 # No network: the module has no dependencies, and the toolchain here is the one to use.
-export GOFLAGS="${GOFLAGS:-} -mod=mod" GOPROXY=off GOTOOLCHAIN=local
+export GOPROXY=off GOTOOLCHAIN=local
 
 # cgocheck2 checks every store of a pointer into memory C can see; toolchains without the
 # experiment get the default call-time checks, made explicit.

@@ -25,7 +25,16 @@ fn main() {
     if env::var_os("CARGO_FEATURE_CUDA").is_none() {
         return;
     }
-    println!("cargo:rerun-if-changed=cuda");
+    // The kernel sources only: cuda/test/ (host checks) must not trigger a rebuild. A new
+    // .cu/.cuh file is picked up on the next change to any listed file or to build.rs.
+    if let Ok(dir) = fs::read_dir("cuda") {
+        for e in dir.flatten() {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "cu" || x == "cuh") {
+                println!("cargo:rerun-if-changed={}", p.display());
+            }
+        }
+    }
     for var in [
         "NVCC",
         "CUDA_PATH",
@@ -149,6 +158,8 @@ fn compile(nvcc: &Path, manifest: &Path, out: &Path) -> Result<(), String> {
     }
     cmd.arg("-o").arg(&fatbin).arg(&unity);
     let o = cmd.output().map_err(|e| format!("running nvcc: {e}"))?;
+    // Kept for reading the resource report (CUZK_NVCC_FLAGS="-Xptxas -v").
+    let _ = fs::write(out.join("nvcc.log"), &o.stderr);
     if !o.status.success() {
         return Err(format!(
             "nvcc failed ({}):\n{}",

@@ -21,26 +21,28 @@ extern "C" __global__ void cuzk_msm_scatter(const fr_t* scalars, uint32_t n, uin
     msm_scatter_thread(GID(), scalars, n, c, nwin, cursor, sorted_idx, sorted_bkt);
 }
 
-extern "C" __global__ void cuzk_msm_accumulate(const g1_affine_t* points, const uint32_t* sorted_idx,
+// 3 blocks of 128 per SM: caps registers at 170 so the prefetch does not cost occupancy.
+extern "C" __global__ void __launch_bounds__(128, 3) cuzk_msm_accumulate(const g1_affine_t* points, const uint32_t* sorted_idx,
                                                const uint32_t* sorted_bkt, const uint32_t* totals, uint32_t n,
                                                uint32_t nwin, uint32_t L, uint32_t T, uint32_t B,
                                                g1_xyzz_t* buckets, g1_xyzz_t* pieces, uint32_t* piece_bkt) {
     msm_accumulate_thread(GID(), points, sorted_idx, sorted_bkt, totals, n, nwin, L, T, B, buckets, pieces, piece_bkt);
 }
 
-extern "C" __global__ void cuzk_msm_pieces(const g1_xyzz_t* pieces, const uint32_t* piece_bkt, uint32_t nwin,
-                                           uint32_t T, uint32_t B, g1_xyzz_t* buckets) {
-    msm_pieces_thread(GID(), pieces, piece_bkt, nwin, T, B, buckets);
+extern "C" __global__ void cuzk_msm_merge_pieces(const g1_xyzz_t* in_pc, const uint32_t* in_pb, uint32_t S_in,
+                                                 uint32_t G, uint32_t nwin, uint32_t B, g1_xyzz_t* out_pc,
+                                                 uint32_t* out_pb, g1_xyzz_t* buckets) {
+    msm_merge_pieces_thread(GID(), in_pc, in_pb, S_in, G, nwin, B, out_pc, out_pb, buckets);
 }
 
 extern "C" __global__ void cuzk_msm_bucket_reduce(const g1_xyzz_t* buckets, uint32_t nwin, uint32_t B, uint32_t K,
-                                                  g1_xyzz_t* partial) {
-    msm_bucket_reduce_thread(GID(), buckets, nwin, B, K, partial);
+                                                  g1_xyzz_t* tot, g1_xyzz_t* acc) {
+    msm_bucket_reduce_thread(GID(), buckets, nwin, B, K, tot, acc);
 }
 
-extern "C" __global__ void cuzk_msm_tree_reduce(g1_xyzz_t* partial, uint32_t nwin, uint32_t K, uint32_t s,
-                                                g1_xyzz_t* out) {
-    msm_tree_reduce_thread(GID(), partial, nwin, K, s, out);
+extern "C" __global__ void cuzk_msm_tree_reduce(g1_xyzz_t* tot, g1_xyzz_t* acc, uint32_t nwin, uint32_t K,
+                                                uint32_t log_m, uint32_t l, g1_xyzz_t* out) {
+    msm_tree_reduce_thread(GID(), tot, acc, nwin, K, log_m, l, out);
 }
 
 extern "C" __global__ void cuzk_ntt_powers(fr_t* out, const fr_t* pw, uint32_t count) {
@@ -82,4 +84,44 @@ extern "C" __global__ void cuzk_ntt_first_stages(const fr_t* src, fr_t* dst, con
     }
     dst[base + t] = sh[t];
     dst[base + t + half] = sh[t + half];
+}
+
+// Stages s0 .. s0+k-1 (k <= CUZK_NTT_MID_MAX) of the DIT transform after the block-local ones.
+// Elements whose indices differ only in bits s0 .. s0+k-1 form independent 2^k-point
+// sub-transforms for these stages; a block takes 2^k of them at 2^CUZK_NTT_MID_LOW consecutive
+// low indices (512-byte contiguous rows, so loads coalesce), does the k stages in shared
+// memory, and writes back. One pass per k stages instead of one per stage.
+#define CUZK_NTT_MID_LOW 4
+#define CUZK_NTT_MID_MAX 6
+extern "C" __global__ void cuzk_ntt_mid_stages(fr_t* v, const fr_t* tw, uint32_t log_n, uint32_t s0, uint32_t k) {
+    __shared__ fr_t sh[1 << (CUZK_NTT_MID_LOW + CUZK_NTT_MID_MAX)];
+    const uint32_t C = CUZK_NTT_MID_LOW, lowmask = (1u << C) - 1;
+    const uint32_t half = 1u << (k + C - 1);
+    const uint32_t groups_log = s0 - C;  // low-index groups of 2^C below bit s0
+    const uint32_t lg = blockIdx.x & ((1u << groups_log) - 1), hi = blockIdx.x >> groups_log;
+    const uint32_t base = (hi << (s0 + k)) + (lg << C);
+    const uint32_t t = threadIdx.x;
+#pragma unroll
+    for (uint32_t r = 0; r < 2; r++) {
+        uint32_t u = t + r * half;
+        sh[u] = v[base + ((u >> C) << s0) + (u & lowmask)];
+    }
+    __syncthreads();
+    for (uint32_t d = 0; d < k; d++) {
+        const uint32_t s = s0 + d;
+        const uint32_t l = t & lowmask, jj = t >> C;
+        const uint32_t j0 = ((jj >> d) << (d + 1)) | (jj & ((1u << d) - 1));
+        const uint32_t u0 = (j0 << C) | l, u1 = u0 | (1u << (d + C));
+        const uint32_t g0 = base + (j0 << s0) + l;
+        fr_t w = tw[(g0 & ((1u << s) - 1)) << (log_n - 1 - s)];
+        fr_t a = sh[u0], b = sh[u1] * w;
+        sh[u0] = a + b;
+        sh[u1] = a - b;
+        __syncthreads();
+    }
+#pragma unroll
+    for (uint32_t r = 0; r < 2; r++) {
+        uint32_t u = t + r * half;
+        v[base + ((u >> C) << s0) + (u & lowmask)] = sh[u];
+    }
 }

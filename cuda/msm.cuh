@@ -12,9 +12,9 @@
 //     spread over many threads. Runs that start and end inside a slice are whole buckets and
 //     are written directly; the first/last run of a slice may continue in a neighbour and is
 //     written as a "piece".
-//  5. pieces: the first piece of each bucket sums the bucket's following pieces.
-//  6. bucket_reduce: sum_b b*S_b by running sums over K segments per window.
-//  7. tree_reduce: K segment results -> one point per window.
+//  5. merge_pieces: pieces of the same bucket are summed, G slots per thread per level.
+//  6. bucket_reduce: running sums over K segments of m buckets per window.
+//  7. tree_reduce: adjacent segments merged pairwise (log2 K levels) -> one point per window.
 //  The host combines the windows: sum_w 2^(c*w) * W_w.
 #pragma once
 #include "g1.cuh"
@@ -26,6 +26,28 @@ __device__ __forceinline__ uint32_t cuzk_atomic_add(uint32_t* p, uint32_t v) { r
 #else
 static inline uint32_t cuzk_atomic_add(uint32_t* p, uint32_t v) { uint32_t o = *p; *p = o + v; return o; }
 #endif
+
+// 16-byte loads of a 96-byte affine point (device buffers from cuMemAlloc are 256-byte
+// aligned and 96 = 6 x 16): 6 wide loads instead of 24 narrow ones.
+HD g1_affine_t cuzk_load_affine(const g1_affine_t* p) {
+#if defined(__CUDA_ARCH__)
+    // asm volatile: the field arithmetic is asm volatile too, so these loads are issued
+    // where they are written (before the addition they overlap) and not sunk to their use.
+    g1_affine_t r;
+#pragma unroll
+    for (int i = 0; i < 3; i++) {
+        asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(r.x.v[4 * i]), "=r"(r.x.v[4 * i + 1]), "=r"(r.x.v[4 * i + 2]), "=r"(r.x.v[4 * i + 3])
+                     : "l"(reinterpret_cast<const char*>(p) + 16 * i));
+        asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(r.y.v[4 * i]), "=r"(r.y.v[4 * i + 1]), "=r"(r.y.v[4 * i + 2]), "=r"(r.y.v[4 * i + 3])
+                     : "l"(reinterpret_cast<const char*>(p) + 48 + 16 * i));
+    }
+    return r;
+#else
+    return *p;
+#endif
+}
 
 // Bits [off, off + c) of a 256-bit little-endian integer (c <= 31).
 HD uint32_t cuzk_window_bits(const fr_t& s, uint32_t off, uint32_t c) {
@@ -115,10 +137,20 @@ HD void msm_accumulate_thread(uint32_t gid, const g1_affine_t* points, const uin
     const uint32_t* idx = sorted_idx + (size_t)w * n;
     const uint32_t* bkt = sorted_bkt + (size_t)w * n;
     g1_xyzz_t acc = g1_xyzz_t::inf();
-    uint32_t cur = bkt[start];
+    // The next entry's point is loaded while this one is added: the gathers are random
+    // (DRAM latency once the points outgrow L2) and the addition is long enough to hide them.
+    uint32_t e_next = idx[start], b_next = bkt[start];
+    g1_affine_t pt_next = cuzk_load_affine(points + (e_next & 0x7fffffffu));
+    uint32_t cur = b_next;
     bool first = true;
     for (uint32_t j = start; j < end; j++) {
-        uint32_t b = bkt[j];
+        const uint32_t e = e_next, b = b_next;
+        const g1_affine_t pt = pt_next;
+        if (j + 1 < end) {
+            e_next = idx[j + 1];
+            b_next = bkt[j + 1];
+            pt_next = cuzk_load_affine(points + (e_next & 0x7fffffffu));
+        }
         if (b != cur) {
             if (first) {
                 pieces[p0] = acc;
@@ -130,8 +162,6 @@ HD void msm_accumulate_thread(uint32_t gid, const g1_affine_t* points, const uin
             acc = g1_xyzz_t::inf();
             cur = b;
         }
-        uint32_t e = idx[j];
-        const g1_affine_t& pt = points[e & 0x7fffffffu];
         if (!pt.is_inf()) acc.add_affine(pt.x, (e >> 31) ? pt.y.neg() : pt.y);
     }
     if (first) {
@@ -144,39 +174,68 @@ HD void msm_accumulate_thread(uint32_t gid, const g1_affine_t* points, const uin
     }
 }
 
-// 5. one thread per piece slot (2T per window). Slots hold buckets in ascending order; only
-// odd slots (a slice's last run) or whole trailing slices are empty.
-HD void msm_pieces_thread(uint32_t gid, const g1_xyzz_t* pieces, const uint32_t* piece_bkt,
-                          uint32_t nwin, uint32_t T, uint32_t B, g1_xyzz_t* buckets) {
-    uint32_t S = 2 * T;
-    uint32_t w = gid / S, k = gid % S;
+// 5. merges pieces, level by level: thread t of window w walks slots [t*G, (t+1)*G) of the
+// S_in slots (buckets ascending, EMPTY slots skipped) and sums runs of equal bucket, exactly
+// like stage 4 does with points: runs with a different bucket on both sides inside the chunk
+// are whole buckets and are written; the first and last run go to out slots 2t and 2t+1 for
+// the next level. When one chunk covers the window (S_in <= G) every run is whole. A bucket
+// spread over many slices (skewed scalars) costs log_G(slices) levels of at most G additions,
+// never one long serial chain.
+HD void msm_merge_pieces_thread(uint32_t gid, const g1_xyzz_t* in_pc, const uint32_t* in_pb, uint32_t S_in,
+                                uint32_t G, uint32_t nwin, uint32_t B, g1_xyzz_t* out_pc, uint32_t* out_pb,
+                                g1_xyzz_t* buckets) {
+    const uint32_t chunks = (S_in + G - 1) / G;
+    const uint32_t w = gid / chunks, t = gid % chunks;
     if (w >= nwin) return;
-    const uint32_t* pb = piece_bkt + (size_t)w * S;
-    const g1_xyzz_t* pc = pieces + (size_t)w * S;
-    uint32_t b = pb[k];
-    if (b == CUZK_PIECE_EMPTY) return;
-    if (k > 0) {
-        uint32_t prev = pb[k - 1];
-        if (prev == CUZK_PIECE_EMPTY && k >= 2) prev = pb[k - 2];
-        if (prev == b) return;  // not the first piece of this bucket
-    }
-    g1_xyzz_t acc = pc[k];
-    for (uint32_t j = k + 1; j < S; j++) {
-        uint32_t bj = pb[j];
-        if (bj == CUZK_PIECE_EMPTY) {
-            if ((j & 1) == 0) break;  // an empty slice: nothing follows
-            continue;
+    const bool last_level = chunks == 1;
+    const g1_xyzz_t* pc = in_pc + (size_t)w * S_in;
+    const uint32_t* pb = in_pb + (size_t)w * S_in;
+    const size_t o0 = (size_t)w * 2 * chunks + 2 * (size_t)t;
+    const uint32_t start = t * G, end = start + G < S_in ? start + G : S_in;
+    g1_xyzz_t acc = g1_xyzz_t::inf();
+    uint32_t cur = CUZK_PIECE_EMPTY;
+    bool first = true;
+    for (uint32_t j = start; j < end; j++) {
+        const uint32_t b = pb[j];
+        if (b == CUZK_PIECE_EMPTY) continue;
+        if (b != cur) {
+            if (cur != CUZK_PIECE_EMPTY) {
+                if (first && !last_level) {
+                    out_pc[o0] = acc;
+                    out_pb[o0] = cur;
+                } else {
+                    buckets[(size_t)w * B + cur - 1] = acc;
+                }
+                first = false;
+            }
+            acc = pc[j];
+            cur = b;
+        } else {
+            acc.add(pc[j]);
         }
-        if (bj != b) break;
-        acc.add(pc[j]);
     }
-    buckets[(size_t)w * B + b - 1] = acc;
+    if (last_level) {
+        if (cur != CUZK_PIECE_EMPTY) buckets[(size_t)w * B + cur - 1] = acc;
+        return;
+    }
+    if (cur == CUZK_PIECE_EMPTY) {  // nothing in this chunk
+        out_pb[o0] = CUZK_PIECE_EMPTY;
+        out_pb[o0 + 1] = CUZK_PIECE_EMPTY;
+    } else if (first) {  // one run only
+        out_pc[o0] = acc;
+        out_pb[o0] = cur;
+        out_pb[o0 + 1] = CUZK_PIECE_EMPTY;
+    } else {
+        out_pc[o0 + 1] = acc;
+        out_pb[o0 + 1] = cur;
+    }
 }
 
 // 6. one thread per (window, segment of m = B/K buckets): segment k holds buckets
-// b in [k*m + 1, (k+1)*m]; the running sum gives sum (b - k*m) S_b, plus k*m * sum S_b.
+// b in [k*m + 1, (k+1)*m]. Writes acc_k = sum S_b and tot_k = sum (b - k*m) S_b (running sum
+// from the top), the weights relative to the segment's own base.
 HD void msm_bucket_reduce_thread(uint32_t gid, const g1_xyzz_t* buckets, uint32_t nwin, uint32_t B,
-                                 uint32_t K, g1_xyzz_t* partial) {
+                                 uint32_t K, g1_xyzz_t* tot_out, g1_xyzz_t* acc_out) {
     uint32_t w = gid / K, k = gid % K;
     if (w >= nwin) return;
     uint32_t m = B / K;
@@ -186,18 +245,31 @@ HD void msm_bucket_reduce_thread(uint32_t gid, const g1_xyzz_t* buckets, uint32_
         acc.add(bw[b - 1]);
         tot.add(acc);
     }
-    if (k != 0) tot.add(acc.mul_u32(k * m));
-    partial[(size_t)w * K + k] = tot;
+    tot_out[(size_t)w * K + k] = tot;
+    acc_out[(size_t)w * K + k] = acc;
 }
 
-// 7. one thread per (window, t < s); launched for s = K/2, K/4, ..., 1. The last step writes
-// the window's sum to out[w].
-HD void msm_tree_reduce_thread(uint32_t gid, g1_xyzz_t* partial, uint32_t nwin, uint32_t K, uint32_t s,
-                               g1_xyzz_t* out) {
-    uint32_t w = gid / s, t = gid % s;
+// 7. merges adjacent segment pairs, level l = 0 .. log2(K)-1, one thread per pair: the lower
+// segment L = t*2^(l+1) spans m*2^l buckets, so relative to L's base the upper segment's
+// weights grow by m*2^l: tot_L += tot_H + 2^(log2(m)+l) * acc_H (doublings), acc_L += acc_H.
+// The last level writes the window's sum to out[w].
+HD void msm_tree_reduce_thread(uint32_t gid, g1_xyzz_t* tot, g1_xyzz_t* acc, uint32_t nwin, uint32_t K,
+                               uint32_t log_m, uint32_t l, g1_xyzz_t* out) {
+    uint32_t pairs = K >> (l + 1);
+    uint32_t w = gid / pairs, t = gid % pairs;
     if (w >= nwin) return;
-    g1_xyzz_t a = partial[(size_t)w * K + t];
-    a.add(partial[(size_t)w * K + t + s]);
-    if (s == 1) out[w] = a;
-    else partial[(size_t)w * K + t] = a;
+    size_t L = (size_t)w * K + ((size_t)t << (l + 1)), H = L + ((size_t)1 << l);
+    g1_xyzz_t a = acc[H];
+    for (uint32_t i = 0; i < log_m + l; i++) a = a.dbl();
+    g1_xyzz_t r = tot[L];
+    r.add(tot[H]);
+    r.add(a);
+    if (pairs == 1) {
+        out[w] = r;
+    } else {
+        tot[L] = r;
+        g1_xyzz_t s = acc[L];
+        s.add(acc[H]);
+        acc[L] = s;
+    }
 }

@@ -3,6 +3,7 @@
 // adds) against big-integer vectors from gen_vectors.py. Run: scripts/cuda-host-test.sh
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 #include "../msm.cuh"
 #include "../ntt.cuh"
@@ -38,22 +39,42 @@ static g1_xyzz_t msm_emulated(const std::vector<g1_affine_t>& pts, std::vector<f
     uint32_t T = (n + L - 1) / L;
     uint32_t K = B < Kmax ? B : Kmax;
     std::vector<uint32_t> hist(nwin * stride, 0), totals(nwin), sidx(nwin * n), sbkt(nwin * n), pbkt(nwin * 2 * T);
-    std::vector<g1_xyzz_t> buckets(nwin * B, g1_xyzz_t::inf()), pieces(nwin * 2 * T), partial(nwin * K), out(nwin);
+    std::vector<g1_xyzz_t> buckets(nwin * B, g1_xyzz_t::inf()), pieces(nwin * 2 * T), tot(nwin * K), acc(nwin * K), out(nwin);
     for (uint32_t i = 0; i < n; i++) msm_scalars_hist_thread(i, sc.data(), n, c, nwin, hist.data());
     for (uint32_t w = 0; w < nwin; w++) msm_scan_thread(w, hist.data(), c, nwin, totals.data());
     for (uint32_t i = 0; i < n; i++) msm_scatter_thread(i, sc.data(), n, c, nwin, hist.data(), sidx.data(), sbkt.data());
     for (uint32_t g = 0; g < nwin * T; g++)
         msm_accumulate_thread(g, pts.data(), sidx.data(), sbkt.data(), totals.data(), n, nwin, L, T, B, buckets.data(), pieces.data(), pbkt.data());
-    for (uint32_t g = 0; g < nwin * 2 * T; g++) msm_pieces_thread(g, pieces.data(), pbkt.data(), nwin, T, B, buckets.data());
-    for (uint32_t g = 0; g < nwin * K; g++) msm_bucket_reduce_thread(g, buckets.data(), nwin, B, K, partial.data());
-    for (uint32_t s = K / 2; s >= 1; s /= 2)
-        for (uint32_t g = 0; g < nwin * s; g++) msm_tree_reduce_thread(g, partial.data(), nwin, K, s, out.data());
-    g1_xyzz_t acc = out[nwin - 1];
-    for (int w = nwin - 2; w >= 0; w--) {
-        for (uint32_t k = 0; k < c; k++) acc = acc.dbl();
-        acc.add(out[w]);
+    {
+        // The same level loop as src/gpu/msm.rs, with G = L + 3 to vary the chunking.
+        const uint32_t G = L + 3;  // G >= 4, or a level need not shrink (2*ceil(S/G) < S)
+        std::vector<g1_xyzz_t> pc2(nwin * 2 * T);
+        std::vector<uint32_t> pb2(nwin * 2 * T);
+        g1_xyzz_t *in_pc = pieces.data(), *out_pc = pc2.data();
+        uint32_t *in_pb = pbkt.data(), *out_pb = pb2.data();
+        uint32_t S = 2 * T;
+        for (;;) {
+            uint32_t chunks = (S + G - 1) / G;
+            for (uint32_t g = 0; g < nwin * chunks; g++)
+                msm_merge_pieces_thread(g, in_pc, in_pb, S, G, nwin, B, out_pc, out_pb, buckets.data());
+            if (chunks == 1) break;
+            S = 2 * chunks;
+            std::swap(in_pc, out_pc);
+            std::swap(in_pb, out_pb);
+        }
     }
-    return acc;
+    for (uint32_t g = 0; g < nwin * K; g++) msm_bucket_reduce_thread(g, buckets.data(), nwin, B, K, tot.data(), acc.data());
+    uint32_t log_m = 0;
+    while ((K << log_m) < B) log_m++;
+    for (uint32_t l = 0; (K >> (l + 1)) >= 1; l++)
+        for (uint32_t g = 0; g < nwin * (K >> (l + 1)); g++)
+            msm_tree_reduce_thread(g, tot.data(), acc.data(), nwin, K, log_m, l, out.data());
+    g1_xyzz_t r = out[nwin - 1];
+    for (int w = nwin - 2; w >= 0; w--) {
+        for (uint32_t k = 0; k < c; k++) r = r.dbl();
+        r.add(out[w]);
+    }
+    return r;
 }
 
 int main(int argc, char** argv) {

@@ -112,7 +112,7 @@ fn main() {
 
     if what == "msm" || what == "all" {
         println!("\nG1 MSM (median of {runs} after 1 warm-up; ms)");
-        println!("{:>5} {:>3} {:>9} {:>8} {:>8} {:>9} {:>8} {:>7} {:>6} {:>9}", "log n", "c", "total", "upload", "sort", "accum", "reduce", "down", "host", "kernels");
+        println!("{:>5} {:>3} {:>9} {:>8} {:>8} {:>9} {:>7} {:>8} {:>7} {:>6} {:>9}", "log n", "c", "total", "upload", "sort", "accum", "merge", "reduce", "down", "host", "kernels");
         for &lg in &msm_logs {
             let n = 1usize << lg;
             let tg = Instant::now();
@@ -127,17 +127,18 @@ fn main() {
             let ts: Vec<MsmTimings> = (0..runs).map(|_| ctx.msm_g1_timed(&p, &s).expect("msm").1).collect();
             let m = |f: fn(&MsmTimings) -> f32| median(ts.iter().map(f).collect());
             println!(
-                "{:>5} {:>3} {:>9.2} {:>8.2} {:>8.2} {:>9.2} {:>8.2} {:>7.2} {:>6.2} {:>9.2}",
+                "{:>5} {:>3} {:>9.2} {:>8.2} {:>8.2} {:>9.2} {:>7.2} {:>8.2} {:>7.2} {:>6.2} {:>9.2}",
                 lg,
                 ts[0].window_bits,
                 m(|t| t.total_ms),
                 m(|t| t.upload_ms),
                 m(|t| t.sort_ms),
                 m(|t| t.accumulate_ms),
+                m(|t| t.merge_ms),
                 m(|t| t.reduce_ms),
                 m(|t| t.download_ms),
                 m(|t| t.host_ms),
-                m(|t| t.sort_ms + t.accumulate_ms + t.reduce_ms),
+                m(|t| t.sort_ms + t.accumulate_ms + t.merge_ms + t.reduce_ms),
             );
         }
         ctx.release_scratch();

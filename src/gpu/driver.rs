@@ -143,7 +143,7 @@ pub(crate) const KERNELS: &[&str] = &[
     "cuzk_msm_scan",
     "cuzk_msm_scatter",
     "cuzk_msm_accumulate",
-    "cuzk_msm_pieces",
+    "cuzk_msm_merge_pieces",
     "cuzk_msm_bucket_reduce",
     "cuzk_msm_tree_reduce",
     "cuzk_ntt_powers",
@@ -151,6 +151,7 @@ pub(crate) const KERNELS: &[&str] = &[
     "cuzk_ntt_bitrev",
     "cuzk_ntt_stage",
     "cuzk_ntt_first_stages",
+    "cuzk_ntt_mid_stages",
 ];
 
 /// One device: its primary context, a stream, the loaded kernels and cached buffers.
@@ -168,6 +169,58 @@ pub struct GpuContext {
     scratch: HashMap<&'static str, DevBuf>,
     /// NTT twiddle tables by (log n, inverse).
     pub(crate) twiddles: HashMap<(u32, bool), DevBuf>,
+    /// Pinned host staging for large copies, allocated on first use.
+    staging: Option<Staging>,
+}
+
+/// Bytes of one pinned staging buffer; two alternate so that the host copy into one overlaps
+/// the DMA out of the other.
+const STAGE_BYTES: usize = 32 << 20;
+/// Copies below this go straight from pageable memory.
+const STAGE_MIN: usize = 4 << 20;
+
+/// Two pinned host buffers and the events that say when the DMA using each has finished.
+struct Staging {
+    bufs: [*mut u8; 2],
+    done: [sys::CUevent; 2],
+}
+
+impl Staging {
+    fn new() -> Result<Staging, GpuError> {
+        let mut st = Staging { bufs: [std::ptr::null_mut(); 2], done: [std::ptr::null_mut(); 2] };
+        for k in 0..2 {
+            st.bufs[k] = check(unsafe { result::malloc_host(STAGE_BYTES, 0) }, "cuMemHostAlloc")? as *mut u8;
+            st.done[k] = check(
+                result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING),
+                "cuEventCreate",
+            )?;
+        }
+        Ok(st)
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        for k in 0..2 {
+            unsafe {
+                if !self.bufs[k].is_null() {
+                    let _ = result::free_host(self.bufs[k] as *mut c_void);
+                }
+                if !self.done[k].is_null() {
+                    let _ = result::event::destroy(self.done[k]);
+                }
+            }
+        }
+    }
+}
+
+/// dst.copy_from_slice(src) over several threads (a single core copies far slower than
+/// the PCIe link moves data).
+fn par_copy(dst: &mut [u8], src: &[u8]) {
+    use rayon::prelude::*;
+    dst.par_chunks_mut(1 << 20)
+        .zip(src.par_chunks(1 << 20))
+        .for_each(|(d, s)| d.copy_from_slice(s));
 }
 
 // SAFETY: the raw handles belong to this context; the driver allows using a context from
@@ -200,6 +253,7 @@ impl GpuContext {
             functions: HashMap::new(),
             scratch: HashMap::new(),
             twiddles: HashMap::new(),
+            staging: None,
         };
         this.bind()?;
         this.stream = check(
@@ -266,6 +320,85 @@ impl GpuContext {
 
     pub(crate) fn upload<T>(&self, dst: sys::CUdeviceptr, src: &[T]) -> Result<(), GpuError> {
         check(unsafe { result::memcpy_htod_async(dst, src, self.stream) }, "cuMemcpyHtoDAsync")
+    }
+
+    /// Host → device copy of a large buffer through the pinned staging buffers: pageable
+    /// copies run at a fraction of the link's speed. Returns when `src` may be reused.
+    pub(crate) fn upload_staged<T: Copy>(&mut self, dst: sys::CUdeviceptr, src: &[T]) -> Result<(), GpuError> {
+        let bytes = std::mem::size_of_val(src);
+        if bytes < STAGE_MIN {
+            return self.upload(dst, src);
+        }
+        // SAFETY: T is Copy plain data (field elements, points); viewed as bytes for the copy.
+        let src = unsafe { std::slice::from_raw_parts(src.as_ptr() as *const u8, bytes) };
+        if self.staging.is_none() {
+            self.staging = Some(Staging::new()?);
+        }
+        let st = self.staging.as_ref().expect("just set");
+        for (i, chunk) in src.chunks(STAGE_BYTES).enumerate() {
+            let k = i % 2;
+            // The buffer is free once the DMA issued from it two chunks ago has finished.
+            check(unsafe { result::event::synchronize(st.done[k]) }, "cuEventSynchronize")?;
+            // SAFETY: bufs[k] holds STAGE_BYTES >= chunk.len() bytes, and no DMA reads it now.
+            let stage = unsafe { std::slice::from_raw_parts_mut(st.bufs[k], chunk.len()) };
+            par_copy(stage, chunk);
+            let off = (i * STAGE_BYTES) as u64;
+            check(
+                unsafe { result::memcpy_htod_async(dst + off, &*stage, self.stream) },
+                "cuMemcpyHtoDAsync",
+            )?;
+            check(unsafe { result::event::record(st.done[k], self.stream) }, "cuEventRecord")?;
+        }
+        // Both buffers must be idle before the next call (or Drop) touches them.
+        for k in 0..2 {
+            check(unsafe { result::event::synchronize(st.done[k]) }, "cuEventSynchronize")?;
+        }
+        Ok(())
+    }
+
+    /// Device → host copy of a large buffer through the pinned staging buffers; returns
+    /// when `dst` holds the data (earlier work on the stream included).
+    pub(crate) fn download_staged<T: Copy>(&mut self, dst: &mut [T], src: sys::CUdeviceptr) -> Result<(), GpuError> {
+        let bytes = std::mem::size_of_val(dst);
+        if bytes < STAGE_MIN {
+            self.download(dst, src)?;
+            return self.sync();
+        }
+        // SAFETY: as in upload_staged; every byte of dst is written below.
+        let dst = unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr() as *mut u8, bytes) };
+        if self.staging.is_none() {
+            self.staging = Some(Staging::new()?);
+        }
+        let st = self.staging.as_ref().expect("just set");
+        let chunks: Vec<&mut [u8]> = dst.chunks_mut(STAGE_BYTES).collect();
+        let mut pending: Option<(usize, &mut [u8])> = None;
+        for (i, out) in chunks.into_iter().enumerate() {
+            let k = i % 2;
+            let len = out.len();
+            // SAFETY: bufs[k] is idle: its previous chunk was copied out before this point.
+            let stage = unsafe { std::slice::from_raw_parts_mut(st.bufs[k], len) };
+            let off = (i * STAGE_BYTES) as u64;
+            check(
+                unsafe { result::memcpy_dtoh_async(stage, src + off, self.stream) },
+                "cuMemcpyDtoHAsync",
+            )?;
+            check(unsafe { result::event::record(st.done[k], self.stream) }, "cuEventRecord")?;
+            // While this chunk moves, copy the previous one out of its buffer.
+            if let Some((j, prev)) = pending.take() {
+                let kj = j % 2;
+                check(unsafe { result::event::synchronize(st.done[kj]) }, "cuEventSynchronize")?;
+                let stage = unsafe { std::slice::from_raw_parts(st.bufs[kj], prev.len()) };
+                par_copy(prev, stage);
+            }
+            pending = Some((i, out));
+        }
+        if let Some((j, prev)) = pending.take() {
+            let kj = j % 2;
+            check(unsafe { result::event::synchronize(st.done[kj]) }, "cuEventSynchronize")?;
+            let stage = unsafe { std::slice::from_raw_parts(st.bufs[kj], prev.len()) };
+            par_copy(prev, stage);
+        }
+        Ok(())
     }
 
     pub(crate) fn download<T>(&self, dst: &mut [T], src: sys::CUdeviceptr) -> Result<(), GpuError> {
@@ -340,6 +473,7 @@ impl Drop for GpuContext {
         let _ = self.sync();
         self.scratch.clear();
         self.twiddles.clear();
+        self.staging = None;
         unsafe {
             if !self.module.is_null() {
                 let _ = result::module::unload(self.module);

@@ -14,9 +14,11 @@
 //! converted from Montgomery form on the device.
 
 mod error;
+mod start;
 mod types;
 
 pub use error::GpuError;
+pub use start::GpuStart;
 pub use types::{DeviceInfo, MsmTimings, NttKind, NttTimings};
 
 #[cfg(cuzk_cuda_kernels)]

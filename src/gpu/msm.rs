@@ -16,10 +16,13 @@ const _: () = assert!(std::mem::size_of::<Scalar>() == 32, "Scalar must be blst_
 const XYZZ_BYTES: usize = 192;
 /// Sorted entries per accumulation thread.
 const SLICE: u32 = 32;
+/// Piece slots one merge thread walks per level (>= 4 so that every level shrinks).
+const MERGE_CHUNK: u32 = 32;
 /// Threads per block for the point kernels (about 160 registers each).
 const EC_BLOCK: u32 = 128;
-/// Aim for this many bucket-reduction threads over all windows.
-const REDUCE_THREADS: u32 = 1 << 16;
+/// Aim for this many bucket-reduction threads over all windows (each then runs over
+/// m = B/K buckets; the pairwise merge of segments costs only doublings).
+const REDUCE_THREADS: u32 = 1 << 17;
 
 /// The window size in bits for n points: about log2(n) - 4, which balances the n·nwin
 /// mixed additions against the 2·2^(c-1)·nwin additions of the bucket reduction; capped at
@@ -104,12 +107,18 @@ impl GpuContext {
         let d_buckets = self.scratch("msm.buckets", nwin * nb * XYZZ_BYTES)?;
         let d_pieces = self.scratch("msm.pieces", nwin * t2 * XYZZ_BYTES)?;
         let d_pbkt = self.scratch("msm.piece_bkt", nwin * t2 * 4)?;
-        let d_partial = self.scratch("msm.partial", nwin * p.segments as usize * XYZZ_BYTES)?;
+        // The merge levels ping-pong between the pieces and these (level 1 writes at most
+        // 2*ceil(2T/G) slots per window, later levels fewer).
+        let t2b = 2 * t2.div_ceil(MERGE_CHUNK as usize);
+        let d_pieces2 = self.scratch("msm.pieces2", nwin * t2b * XYZZ_BYTES)?;
+        let d_pbkt2 = self.scratch("msm.piece_bkt2", nwin * t2b * 4)?;
+        let d_tot = self.scratch("msm.seg_tot", nwin * p.segments as usize * XYZZ_BYTES)?;
+        let d_acc = self.scratch("msm.seg_acc", nwin * p.segments as usize * XYZZ_BYTES)?;
         let d_out = self.scratch("msm.out", nwin * XYZZ_BYTES)?;
 
         let e0 = self.mark()?;
-        self.upload(d_points, points)?;
-        self.upload(d_scalars, scalars)?;
+        self.upload_staged(d_points, points)?;
+        self.upload_staged(d_scalars, scalars)?;
         let e1 = self.mark()?;
         self.memset0(d_hist, hist_len * 4)?;
         self.memset0(d_buckets, nwin * nb * XYZZ_BYTES)?;
@@ -164,19 +173,36 @@ impl GpuContext {
                     .arg(d_pieces)
                     .arg(d_pbkt),
             )?;
-            self.launch(
-                "cuzk_msm_pieces",
-                p.nwin as u64 * 2 * p.slices as u64,
-                EC_BLOCK,
-                0,
-                Args::new()
-                    .arg(d_pieces)
-                    .arg(d_pbkt)
-                    .arg(p.nwin)
-                    .arg(p.slices)
-                    .arg(p.buckets)
-                    .arg(d_buckets),
-            )?;
+        }
+        let e2b = self.mark()?;
+        let (mut in_pc, mut in_pb, mut out_pc, mut out_pb) = (d_pieces, d_pbkt, d_pieces2, d_pbkt2);
+        let mut slots = 2 * p.slices;
+        loop {
+            let chunks = slots.div_ceil(MERGE_CHUNK);
+            unsafe {
+                self.launch(
+                    "cuzk_msm_merge_pieces",
+                    p.nwin as u64 * chunks as u64,
+                    EC_BLOCK,
+                    0,
+                    Args::new()
+                        .arg(in_pc)
+                        .arg(in_pb)
+                        .arg(slots)
+                        .arg(MERGE_CHUNK)
+                        .arg(p.nwin)
+                        .arg(p.buckets)
+                        .arg(out_pc)
+                        .arg(out_pb)
+                        .arg(d_buckets),
+                )?;
+            }
+            if chunks == 1 {
+                break;
+            }
+            slots = 2 * chunks;
+            std::mem::swap(&mut in_pc, &mut out_pc);
+            std::mem::swap(&mut in_pb, &mut out_pb);
         }
         let e3 = self.mark()?;
         unsafe {
@@ -190,18 +216,27 @@ impl GpuContext {
                     .arg(p.nwin)
                     .arg(p.buckets)
                     .arg(p.segments)
-                    .arg(d_partial),
+                    .arg(d_tot)
+                    .arg(d_acc),
             )?;
-            let mut s = p.segments / 2;
-            while s >= 1 {
+            let log_m = (p.buckets / p.segments).trailing_zeros();
+            let mut l = 0u32;
+            while p.segments >> (l + 1) >= 1 {
                 self.launch(
                     "cuzk_msm_tree_reduce",
-                    p.nwin as u64 * s as u64,
+                    p.nwin as u64 * (p.segments >> (l + 1)) as u64,
                     EC_BLOCK,
                     0,
-                    Args::new().arg(d_partial).arg(p.nwin).arg(p.segments).arg(s).arg(d_out),
+                    Args::new()
+                        .arg(d_tot)
+                        .arg(d_acc)
+                        .arg(p.nwin)
+                        .arg(p.segments)
+                        .arg(log_m)
+                        .arg(l)
+                        .arg(d_out),
                 )?;
-                s /= 2;
+                l += 1;
             }
         }
         let e4 = self.mark()?;
@@ -216,7 +251,8 @@ impl GpuContext {
         let timings = MsmTimings {
             upload_ms: e0.ms_to(&e1)?,
             sort_ms: e1.ms_to(&e2)?,
-            accumulate_ms: e2.ms_to(&e3)?,
+            accumulate_ms: e2.ms_to(&e2b)?,
+            merge_ms: e2b.ms_to(&e3)?,
             reduce_ms: e3.ms_to(&e4)?,
             download_ms: e4.ms_to(&e5)?,
             host_ms,

@@ -12,6 +12,10 @@ use super::{GpuError, NttKind, NttTimings};
 pub const MAX_LOG_N: u32 = 27;
 /// Log of the block the first stages run in, in shared memory (CUZK_NTT_SMEM_LOG in ntt.cuh).
 const SMEM_LOG: u32 = 10;
+/// Stages per pass after the first ones, and log of the contiguous rows each block loads
+/// (CUZK_NTT_MID_MAX, CUZK_NTT_MID_LOW in cuzk.cu).
+const MID_MAX: u32 = 6;
+const MID_LOW: u32 = 4;
 /// Elements per thread in the power and scale kernels (CUZK_POW_CHUNK in ntt.cuh).
 const POW_CHUNK: u64 = 32;
 
@@ -53,7 +57,7 @@ impl GpuContext {
         let d_pw = self.scratch("ntt.pw", 32 * 32)?;
 
         let e0 = self.mark()?;
-        self.upload(d_a, values)?;
+        self.upload_staged(d_a, values)?;
         let e1 = self.mark()?;
         let tw = self.twiddle_table(log_n, inverse, d_pw)?;
         let e2 = self.mark()?;
@@ -71,14 +75,16 @@ impl GpuContext {
                 1 << (sl - 1),
                 Args::new().arg(d_a).arg(d_b).arg(tw).arg(log_n),
             )?;
-            for s in sl..log_n {
-                self.launch(
-                    "cuzk_ntt_stage",
-                    (n / 2) as u64,
-                    256,
-                    0,
-                    Args::new().arg(d_b).arg(tw).arg(log_n).arg(s),
+            let mut s0 = sl;
+            while s0 < log_n {
+                let k = (log_n - s0).min(MID_MAX);
+                self.launch_grid(
+                    "cuzk_ntt_mid_stages",
+                    (n >> (k + MID_LOW)) as u32,
+                    1 << (k + MID_LOW - 1),
+                    Args::new().arg(d_b).arg(tw).arg(log_n).arg(s0).arg(k),
                 )?;
+                s0 += k;
             }
         }
         match kind {
@@ -90,7 +96,7 @@ impl GpuContext {
             _ => {}
         }
         let e3 = self.mark()?;
-        self.download(values, d_b)?;
+        self.download_staged(values, d_b)?;
         let e4 = self.mark()?;
         self.sync()?;
         Ok(NttTimings {

@@ -37,8 +37,10 @@ pub struct MsmTimings {
     pub upload_ms: f32,
     /// Scalar conversion, digit histogram, scan and counting sort.
     pub sort_ms: f32,
-    /// Bucket accumulation (mixed additions) and the merge of buckets split across threads.
+    /// Bucket accumulation (mixed additions of the sorted points).
     pub accumulate_ms: f32,
+    /// Merge of the buckets that were split across accumulation threads.
+    pub merge_ms: f32,
     /// Per-window bucket reduction (running sums) and the per-window tree sum.
     pub reduce_ms: f32,
     /// Window sums device → host.

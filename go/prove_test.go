@@ -290,6 +290,7 @@ func TestContextCancelCancelsTheJobAndTheEngineKeepsServing(t *testing.T) {
 			if _, proved, err := job.Poll(); err != nil || proved > 0 {
 				break
 			}
+			time.Sleep(time.Millisecond)
 		}
 		cancel()
 	}()
@@ -376,6 +377,7 @@ func TestJobCloseCancelsAFinishInProgress(t *testing.T) {
 		if _, proved, err := job.Poll(); err != nil || proved > 0 {
 			break
 		}
+		time.Sleep(time.Millisecond)
 	}
 	job.Close()
 	if err := <-res; !errors.Is(err, cuzk.ErrCancelled) && !errors.Is(err, cuzk.ErrInvalidArgument) {

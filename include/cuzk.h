@@ -169,8 +169,9 @@ typedef struct cuzk_config {
   // `sizeof(cuzk_config)` as the host was compiled with (0: all defaults). Lets the
   // struct grow without breaking hosts built against an older header.
   size_t size;
-  // Logical CPU devices to schedule start phases on (0: 1). They share the machine's
-  // cores; more than one only spreads the scheduling.
+  // 0: every CUDA GPU, or one CPU device where there is none. N > 0: prove on the CPU
+  // with N logical devices (they share the machine's cores; more than one only spreads
+  // the scheduling).
   uint32_t cpu_devices;
   // Workers per device (0: 2, so one stages its next partition while the other computes).
   uint32_t workers_per_device;

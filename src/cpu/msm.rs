@@ -92,6 +92,11 @@ fn selected<'a>(parts: &[(&'a [Scalar], Selection<'_>)]) -> Vec<&'a Scalar> {
     picked
 }
 
+/// The selected scalars of `parts`, copied into one vector (what a device upload needs).
+pub fn gather(parts: &[(&[Scalar], Selection<'_>)]) -> Vec<Scalar> {
+    selected(parts).into_iter().copied().collect()
+}
+
 fn to_bytes(scalars: &[&Scalar]) -> Vec<u8> {
     let mut out = vec![0u8; scalars.len() * 32];
     out.par_chunks_mut(32)

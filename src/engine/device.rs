@@ -48,6 +48,35 @@ impl Device {
         }
     }
 
+    /// One device per usable CUDA GPU, each running [`GpuStart`](crate::gpu::GpuStart);
+    /// empty where there is no driver, no GPU or no compiled kernels. A GPU that is found but
+    /// cannot be opened is an error, not silently skipped.
+    pub fn gpus() -> crate::error::Result<Vec<Device>> {
+        crate::gpu::devices()
+            .into_iter()
+            .map(|info| {
+                let backend = crate::gpu::GpuStart::new(info.ordinal)?;
+                Ok(Device::new(
+                    format!("cuda{}", info.ordinal),
+                    Arc::new(backend),
+                ))
+            })
+            .collect()
+    }
+
+    /// The devices an engine uses by default: every GPU, or one CPU device where there is
+    /// none (or where opening a GPU failed; the failure is logged).
+    pub fn detect() -> Vec<Device> {
+        match Device::gpus() {
+            Ok(gpus) if !gpus.is_empty() => gpus,
+            Ok(_) => Device::cpu(1),
+            Err(e) => {
+                tracing::warn!(target: "cuzk::engine", error = %e, "GPU present but unusable; proving on the CPU");
+                Device::cpu(1)
+            }
+        }
+    }
+
     /// `n` logical CPU devices. They share the machine's cores (the CPU backend is itself
     /// multi-threaded), so more than one only serves to exercise multi-device scheduling.
     pub fn cpu(n: usize) -> Vec<Device> {

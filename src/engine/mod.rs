@@ -96,8 +96,8 @@ impl std::fmt::Debug for Hooks {
 /// How to build an [`Engine`].
 #[derive(Clone, Debug)]
 pub struct EngineConfig {
-    /// The devices to run start phases on. GPU backends plug in as devices whose backend is
-    /// their `StartPhase`; without one, CPU devices ([`Device::cpu`]).
+    /// The devices to run start phases on. The default, [`Device::detect`], is every CUDA GPU
+    /// (each a [`GpuStart`](crate::gpu::GpuStart)), or one CPU device where there is none.
     pub devices: Vec<Device>,
     /// Workers per device. Two let one worker take and stage its next partition while the
     /// other holds the device, so the device does not idle between partitions.
@@ -117,7 +117,7 @@ pub struct EngineConfig {
 impl Default for EngineConfig {
     fn default() -> Self {
         EngineConfig {
-            devices: Device::cpu(1),
+            devices: Device::detect(),
             workers_per_device: 2,
             memory_budget: None,
             finalizers: 2,

@@ -35,8 +35,9 @@ pub struct cuzk_config {
     /// `sizeof(cuzk_config)` as the host was compiled with (0: all defaults). Lets the
     /// struct grow without breaking hosts built against an older header.
     pub size: usize,
-    /// Logical CPU devices to schedule start phases on (0: 1). They share the machine's
-    /// cores; more than one only spreads the scheduling.
+    /// 0: every CUDA GPU, or one CPU device where there is none. N > 0: prove on the CPU
+    /// with N logical devices (they share the machine's cores; more than one only spreads
+    /// the scheduling).
     pub cpu_devices: u32,
     /// Workers per device (0: 2, so one stages its next partition while the other computes).
     pub workers_per_device: u32,
@@ -104,7 +105,11 @@ fn engine_config(c: &cuzk_config) -> Result<EngineConfig, Failure> {
         AdmissionPolicy::Wait(millis(c.admission_timeout_ms))
     };
     Ok(EngineConfig {
-        devices: Device::cpu(or(c.cpu_devices, 1)),
+        devices: if c.cpu_devices == 0 {
+            Device::detect()
+        } else {
+            Device::cpu(c.cpu_devices as usize)
+        },
         workers_per_device: or(c.workers_per_device, defaults.workers_per_device),
         finalizers: or(c.finalizers, defaults.finalizers),
         memory_budget: (c.memory_budget_bytes != 0).then_some(c.memory_budget_bytes),

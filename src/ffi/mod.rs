@@ -85,23 +85,26 @@ const _: () = assert!(CUZK_VERSION_MINOR == parse_u32(env!("CARGO_PKG_VERSION_MI
 const _: () = assert!(CUZK_VERSION_PATCH == parse_u32(env!("CARGO_PKG_VERSION_PATCH")));
 
 fn version_string() -> String {
-    let backend = crate::engine::Device::cpu(1)
-        .first()
-        .map(|d| d.backend.name())
-        .unwrap_or("cpu");
-    let gpu = if !crate::gpu::KERNELS_COMPILED {
-        "gpu kernels not compiled".to_owned()
+    // What a default engine (zeroed config) uses: every CUDA device, else the CPU.
+    let (backend, gpu) = if !crate::gpu::KERNELS_COMPILED {
+        ("cpu".to_owned(), "gpu kernels not compiled".to_owned())
     } else {
         match crate::gpu::discover() {
-            Ok(d) if d.is_empty() => "gpu kernels compiled, no CUDA device".to_owned(),
-            Ok(d) => format!(
-                "gpu kernels compiled, CUDA devices: {} (not yet used by the engine)",
-                d.iter()
-                    .map(|d| d.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+            Ok(d) if !d.is_empty() => {
+                let names: Vec<_> = d.iter().map(|d| d.name.as_str()).collect();
+                (
+                    format!("cuda x{}", d.len()),
+                    format!("gpu kernels compiled, CUDA devices: {}", names.join(", ")),
+                )
+            }
+            Ok(_) => (
+                "cpu".to_owned(),
+                "gpu kernels compiled, no CUDA device".to_owned(),
             ),
-            Err(e) => format!("gpu kernels compiled, no CUDA device: {e}"),
+            Err(e) => (
+                "cpu".to_owned(),
+                format!("gpu kernels compiled, no CUDA device: {e}"),
+            ),
         }
     };
     format!(

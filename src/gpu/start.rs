@@ -60,7 +60,11 @@ impl StartPhase for GpuStart {
             .lock()
             .map_err(|_| Error::internal("a previous start phase on this device panicked"))?;
         let t0 = Instant::now();
-        let Evaluations { mut a, mut b, mut c } = evaluations;
+        let Evaluations {
+            mut a,
+            mut b,
+            mut c,
+        } = evaluations;
         let n = a.len().next_power_of_two();
         for v in [&mut a, &mut b, &mut c] {
             v.resize(n, Scalar::ZERO);
@@ -76,7 +80,9 @@ impl StartPhase for GpuStart {
         ctx.ntt(&mut a, NttKind::InverseCoset)?;
         let z_inv = Domain::cached(n.trailing_zeros())?.z_inv_on_coset();
         a.truncate(n - 1);
-        a.par_iter_mut().with_min_len(1 << 12).for_each(|x| *x *= z_inv);
+        a.par_iter_mut()
+            .with_min_len(1 << 12)
+            .for_each(|x| *x *= z_inv);
         let ntt = t0.elapsed();
 
         let t1 = Instant::now();

@@ -1,0 +1,123 @@
+//! Whole proofs on the GPU: GPU = CPU = bellperson, byte for byte, on the sample circuit
+//! shapes, in a batch through the engine, and at 2^20 constraints. Skips cleanly (and says
+//! so) without a CUDA device; CI compiles it.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bellperson::groth16 as bp;
+use blstrs::{Bls12, Scalar};
+use cuzk::cpu::CpuStart;
+use cuzk::engine::{Device, Engine, EngineConfig, Priority, RandomnessChoice};
+use cuzk::fixtures::{generate_srs, SampleCircuit, ToxicWaste};
+use cuzk::gpu::{self, GpuStart};
+use cuzk::groth16::{prove, synthesize, verify_proof, Randomness};
+use ff::Field;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+fn gpu_start() -> Option<GpuStart> {
+    match gpu::discover() {
+        Ok(d) if !d.is_empty() => {
+            Some(GpuStart::new(0).expect("device 0 was discovered but does not open"))
+        }
+        other => {
+            println!("SKIP: no CUDA device ({other:?})");
+            None
+        }
+    }
+}
+
+fn rs(seed: u64) -> Randomness {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    Randomness {
+        r: Scalar::random(&mut rng),
+        s: Scalar::random(&mut rng),
+    }
+}
+
+#[test]
+fn gpu_equals_cpu_equals_bellperson_on_every_shape() {
+    let Some(gpu) = gpu_start() else { return };
+    for (i, (name, circuit)) in SampleCircuit::shapes().into_iter().enumerate() {
+        let srs = generate_srs(circuit.clone(), &ToxicWaste::from_seed(i as u64)).unwrap();
+        let bp_params = bp::Parameters::<Bls12>::read(&srs.to_bytes()[..], false).unwrap();
+        let rs = rs(100 + i as u64);
+        let a = synthesize(circuit.clone()).unwrap();
+        let inputs = a.witness.input[1..].to_vec();
+        let on_gpu = prove(&gpu, &srs, a.clone(), rs).unwrap();
+        let on_cpu = prove(&CpuStart, &srs, a, rs).unwrap();
+        let theirs = bp::create_proof::<Bls12, _, _>(circuit, &bp_params, rs.r, rs.s).unwrap();
+        let mut bp_bytes = Vec::new();
+        theirs.write(&mut bp_bytes).unwrap();
+        assert_eq!(on_gpu.to_bytes(), on_cpu.to_bytes(), "{name}: GPU vs CPU");
+        assert_eq!(
+            on_gpu.to_bytes().to_vec(),
+            bp_bytes,
+            "{name}: GPU vs bellperson"
+        );
+        assert!(
+            verify_proof(&srs.vk.prepare(), &on_gpu, &inputs).unwrap(),
+            "{name}"
+        );
+        println!("{name}: GPU = CPU = bellperson");
+    }
+}
+
+#[test]
+fn engine_on_the_gpu_proves_a_batch_like_the_cpu() {
+    let Some(gpu) = gpu_start() else { return };
+    let circuit = SampleCircuit::BooleanHeavy {
+        bits: 5000,
+        seed: 0,
+    };
+    let srs = Arc::new(generate_srs(circuit.clone(), &ToxicWaste::from_seed(9)).unwrap());
+    let parts: Vec<_> = (0..6)
+        .map(|i| synthesize(circuit.with_seed(i)).unwrap())
+        .collect();
+    let rss: Vec<Randomness> = (0..6).map(|i| rs(i)).collect();
+    let engine = Engine::new(EngineConfig {
+        devices: vec![Device::new("cuda0", Arc::new(gpu))],
+        ..EngineConfig::default()
+    })
+    .unwrap();
+    let job = engine
+        .prove_start(
+            srs.clone(),
+            parts.clone(),
+            RandomnessChoice::Given(rss.clone()),
+            Priority::PorepSnap,
+        )
+        .unwrap();
+    let proofs = job.finish(Duration::from_secs(600)).unwrap();
+    for ((p, a), rs) in proofs.iter().zip(parts).zip(rss) {
+        let inputs = a.witness.input[1..].to_vec();
+        assert_eq!(*p, prove(&CpuStart, &srs, a, rs).unwrap());
+        assert!(verify_proof(&srs.vk.prepare(), p, &inputs).unwrap());
+    }
+    let stats = engine.stats();
+    println!("{stats:?}");
+}
+
+#[test]
+fn gpu_equals_cpu_at_2_pow_20() {
+    let Some(gpu) = gpu_start() else { return };
+    // Filecoin-like: 2^20 − (packing and input constraints) booleans.
+    let bits = (1usize << 20) * 64 / 66 - 2;
+    let circuit = SampleCircuit::BooleanHeavy { bits, seed: 20 };
+    let t = Instant::now();
+    let srs = generate_srs(circuit.clone(), &ToxicWaste::from_seed(20)).unwrap();
+    println!("srs generated in {:?}", t.elapsed());
+    let a = synthesize(circuit).unwrap();
+    assert!(a.shape().constraints <= 1 << 20 && a.shape().constraints > 1 << 19);
+    let inputs = a.witness.input[1..].to_vec();
+    let rs = rs(20);
+    let t = Instant::now();
+    let on_gpu = prove(&gpu, &srs, a.clone(), rs).unwrap();
+    let tg = t.elapsed();
+    let t = Instant::now();
+    let on_cpu = prove(&CpuStart, &srs, a, rs).unwrap();
+    println!("2^20 proof: gpu {tg:?}, cpu {:?}", t.elapsed());
+    assert_eq!(on_gpu, on_cpu);
+    assert!(verify_proof(&srs.vk.prepare(), &on_gpu, &inputs).unwrap());
+}

@@ -10,12 +10,13 @@ import (
 	"unsafe"
 )
 
-// Config says how to build an engine. The zero Config is the default engine: one CPU
-// device (or the GPUs, where the library drives them), two workers per device, two
-// finalizers, a share of the machine's memory as the budget, ten minutes of admission
-// wait.
+// Config says how to build an engine. The zero Config is the default engine: every CUDA
+// GPU (one CPU device where there is none), two workers per device, two finalizers, a
+// share of the machine's memory as the budget, ten minutes of admission wait.
 type Config struct {
-	// CPUDevices is the number of logical CPU devices to schedule start phases on (0: 1).
+	// CPUDevices, when above 0, proves on the CPU with that many logical devices (they
+	// share the machine's cores; more than one only spreads the scheduling). 0: every
+	// CUDA GPU, or one CPU device where there is none.
 	CPUDevices int
 	// WorkersPerDevice (0: 2, so one stages its next partition while the other computes).
 	WorkersPerDevice int

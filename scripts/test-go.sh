@@ -6,7 +6,8 @@
 # break or a missing runtime.KeepAlive fails loudly instead of corrupting memory one day.
 #
 # Environment: CUZK_GO_RACE=0 skips the race detector (its first build compiles the
-# standard library again, a minute or two).
+# standard library again, a minute or two); CUZK_GO_FEATURES=cuda links the library with
+# the GPU backend (nvcc needed: scripts/setup-cuda.sh), so the same tests prove on a GPU.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
@@ -16,7 +17,8 @@ step() { printf '\n==> %s\n' "$*"; }
 # One build of the crate for both: the library with the test-fixtures feature only adds
 # the test-only params generator, which the Go package never calls.
 step "cargo build --release (libcuzk.a, cuzk_fixtures)"
-cargo build --release --locked --features test-fixtures --lib --bin cuzk_fixtures
+cargo build --release --locked --features "test-fixtures${CUZK_GO_FEATURES:+,$CUZK_GO_FEATURES}" \
+    --lib --bin cuzk_fixtures
 
 fixture="$(mktemp -d "${TMPDIR:-/tmp}/cuzk-go-fixture.XXXXXX")"
 trap 'rm -rf "$fixture"' EXIT

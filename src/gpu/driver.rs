@@ -143,6 +143,7 @@ pub(crate) const KERNELS: &[&str] = &[
     "cuzk_msm_scan",
     "cuzk_msm_scatter",
     "cuzk_msm_accumulate",
+    "cuzk_msm_accumulate_occ4",
     "cuzk_msm_merge_pieces",
     "cuzk_msm_bucket_reduce",
     "cuzk_msm_tree_reduce",

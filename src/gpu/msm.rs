@@ -14,8 +14,10 @@ const _: () = assert!(std::mem::size_of::<Scalar>() == 32, "Scalar must be blst_
 
 /// Bytes of one XYZZ point on the device (4 x 48).
 const XYZZ_BYTES: usize = 192;
-/// Sorted entries per accumulation thread.
-const SLICE: u32 = 32;
+/// Sorted entries per accumulation thread (`CUZK_MSM_SLICE` overrides it, for benchmarking).
+fn slice_len() -> u32 {
+    env_u32("CUZK_MSM_SLICE").unwrap_or(32).clamp(1, 4096)
+}
 /// Piece slots one merge thread walks per level (>= 4 so that every level shrinks).
 const MERGE_CHUNK: u32 = 32;
 /// Threads per block for the point kernels (about 160 registers each).
@@ -24,16 +26,24 @@ const EC_BLOCK: u32 = 128;
 /// m = B/K buckets; the pairwise merge of segments costs only doublings).
 const REDUCE_THREADS: u32 = 1 << 17;
 
-/// The window size in bits for n points: about log2(n) - 4, which balances the n·nwin
-/// mixed additions against the 2·2^(c-1)·nwin additions of the bucket reduction; capped at
-/// 16 because one thread scans each window's histogram. `CUZK_MSM_WINDOW` overrides it
-/// (for benchmarking).
+/// The window size in bits for n points. Measured on an H200 (notes/gpu.md): c = 13 is best
+/// at 2^20 (28 ms of kernels against 31 for c = 16), c = 16 from 2^22 on; smaller inputs use
+/// about log2(n) - 4. Capped at 16 because one thread scans each window's histogram.
+/// `CUZK_MSM_WINDOW` overrides it (for benchmarking).
 fn window_bits(n: usize) -> u32 {
-    if let Some(c) = std::env::var("CUZK_MSM_WINDOW").ok().and_then(|v| v.parse::<u32>().ok()) {
+    if let Some(c) = env_u32("CUZK_MSM_WINDOW") {
         return c.clamp(4, 20);
     }
-    let lg = usize::BITS - n.max(1).leading_zeros(); // ceil-ish log2
-    (lg.saturating_sub(4)).clamp(4, 16)
+    let lg = usize::BITS - n.max(1).leading_zeros(); // floor(log2 n) + 1
+    if lg <= 21 {
+        (lg.saturating_sub(4)).clamp(4, 13)
+    } else {
+        16
+    }
+}
+
+fn env_u32(name: &str) -> Option<u32> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
 }
 
 /// The parameters of one MSM run.
@@ -43,6 +53,7 @@ struct Plan {
     c: u32,
     nwin: u32,
     buckets: u32,
+    slice: u32,
     slices: u32,
     segments: u32,
 }
@@ -59,7 +70,8 @@ impl Plan {
             c,
             nwin,
             buckets,
-            slices: (n as u32).div_ceil(SLICE),
+            slice: slice_len(),
+            slices: (n as u32).div_ceil(slice_len()),
             segments,
         }
     }
@@ -94,6 +106,11 @@ impl GpuContext {
         }
         self.bind()?;
         let p = Plan::new(points.len());
+        // Experimental register/occupancy variant of the accumulation kernel (benchmarking).
+        let accumulate = match env_u32("CUZK_MSM_ACC_VARIANT") {
+            Some(1) => "cuzk_msm_accumulate_occ4",
+            _ => "cuzk_msm_accumulate",
+        };
         let n = p.n as usize;
         let (nwin, nb, t2) = (p.nwin as usize, p.buckets as usize, 2 * p.slices as usize);
         let hist_len = nwin * (nb + 1);
@@ -155,7 +172,7 @@ impl GpuContext {
         let e2 = self.mark()?;
         unsafe {
             self.launch(
-                "cuzk_msm_accumulate",
+                accumulate,
                 p.nwin as u64 * p.slices as u64,
                 EC_BLOCK,
                 0,
@@ -166,7 +183,7 @@ impl GpuContext {
                     .arg(d_totals)
                     .arg(p.n)
                     .arg(p.nwin)
-                    .arg(SLICE)
+                    .arg(p.slice)
                     .arg(p.slices)
                     .arg(p.buckets)
                     .arg(d_buckets)

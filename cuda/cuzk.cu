@@ -29,10 +29,8 @@ extern "C" __global__ void cuzk_msm_scatter(const fr_t* scalars, uint32_t n, uin
     msm_accumulate_thread(GID(), points, sorted_idx, sorted_bkt, totals, n, nwin, L, T, B, buckets, pieces, piece_bkt)
 
 // 3 blocks of 128 per SM: caps registers at 170 so the prefetch does not cost occupancy.
+// (4 blocks, i.e. 128 registers, spilled and ran 15-20% slower on an H200: notes/gpu.md.)
 extern "C" __global__ void __launch_bounds__(128, 3) cuzk_msm_accumulate(CUZK_ACCUMULATE_ARGS) { CUZK_ACCUMULATE_CALL; }
-
-// Experiment: 4 blocks of 128 per SM (128 registers): more warps against some spills.
-extern "C" __global__ void __launch_bounds__(128, 4) cuzk_msm_accumulate_occ4(CUZK_ACCUMULATE_ARGS) { CUZK_ACCUMULATE_CALL; }
 
 extern "C" __global__ void cuzk_msm_merge_pieces(const g1_xyzz_t* in_pc, const uint32_t* in_pb, uint32_t S_in,
                                                  uint32_t G, uint32_t nwin, uint32_t B, g1_xyzz_t* out_pc,

@@ -99,3 +99,22 @@ fn gpu_msm_rejects_bad_lengths() {
     assert!(ctx.msm_g1(&points, &scalars).is_err());
     assert_eq!(ctx.msm_g1(&[], &[]).expect("empty msm"), G1Projective::identity());
 }
+
+#[test]
+fn gpu_msm_resident_points() {
+    let Some(mut ctx) = gpu() else { return };
+    // An SRS-like section uploaded once, MSMs over sub-ranges of it with fresh scalars.
+    let n = (1 << 16) + 3;
+    let mut points = random_points(n, 900);
+    plant_special_points(&mut points);
+    let on_device = ctx.upload_g1_points(&points).expect("upload");
+    assert_eq!(on_device.len(), n);
+    for (seed, start, len) in [(1u64, 0usize, n), (2, 5, 1000), (3, n - 17, 17), (4, 1 << 15, 1 << 15)] {
+        let scalars = random_scalars(len, 910 + seed);
+        let (got, _) = ctx.msm_g1_resident(&on_device, start, &scalars).expect("resident msm");
+        let want = cuzk::cpu::msm::msm_g1(&points[start..start + len], &scalars);
+        assert_eq!(got.to_affine(), want.to_affine(), "resident MSM at {start}..+{len}");
+    }
+    assert!(ctx.msm_g1_resident(&on_device, n - 1, &random_scalars(2, 1)).is_err());
+    println!("ok resident");
+}

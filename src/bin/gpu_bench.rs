@@ -140,6 +140,20 @@ fn main() {
                 m(|t| t.host_ms),
                 m(|t| t.sort_ms + t.accumulate_ms + t.merge_ms + t.reduce_ms),
             );
+            // Points resident on the device (the SRS case): only scalars travel.
+            let on_device = ctx.upload_g1_points(&p).expect("upload points");
+            let ts: Vec<MsmTimings> = (0..runs)
+                .map(|_| ctx.msm_g1_resident(&on_device, 0, &s).expect("resident msm").1)
+                .collect();
+            let m = |f: fn(&MsmTimings) -> f32| median(ts.iter().map(f).collect());
+            println!(
+                "{:>5} {:>3} {:>9.2} {:>8.2}   (points resident on the device: total, scalar upload)",
+                lg,
+                ts[0].window_bits,
+                m(|t| t.total_ms),
+                m(|t| t.upload_ms),
+            );
+            drop(on_device);
         }
         ctx.release_scratch();
     }

@@ -137,13 +137,68 @@ impl Drop for DevBuf {
     }
 }
 
+/// G1 points kept on one device (e.g. an SRS section reused by many proofs), made by
+/// [`GpuContext::upload_g1_points`] and read by [`GpuContext::msm_g1_resident`]. Drop it
+/// before the `GpuContext` it came from.
+pub struct DeviceG1Points {
+    // Field order: `buf` is freed (in its own Drop) after this struct's Drop made `ctx` current.
+    buf: DevBuf,
+    len: usize,
+    ctx: sys::CUcontext,
+}
+
+// SAFETY: a device allocation and the context handle it belongs to; freeing binds the context.
+unsafe impl Send for DeviceG1Points {}
+unsafe impl Sync for DeviceG1Points {}
+
+impl DeviceG1Points {
+    pub(crate) fn new(buf: DevBuf, len: usize, ctx: sys::CUcontext) -> Self {
+        DeviceG1Points { buf, len, ctx }
+    }
+
+    /// Number of points.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no points.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Device memory held, in bytes.
+    pub fn device_bytes(&self) -> usize {
+        self.buf.bytes
+    }
+
+    pub(crate) fn device_ptr(&self) -> sys::CUdeviceptr {
+        self.buf.ptr
+    }
+
+    pub(crate) fn context(&self) -> sys::CUcontext {
+        self.ctx
+    }
+}
+
+impl std::fmt::Debug for DeviceG1Points {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceG1Points").field("len", &self.len).finish_non_exhaustive()
+    }
+}
+
+impl Drop for DeviceG1Points {
+    fn drop(&mut self) {
+        // cuMemFree needs a current context; the buffer is freed right after this.
+        let _ = unsafe { result::ctx::set_current(self.ctx) };
+    }
+}
+
 /// Every kernel in the fatbin; looked up once per context.
 pub(crate) const KERNELS: &[&str] = &[
     "cuzk_msm_scalars_hist",
     "cuzk_msm_scan",
     "cuzk_msm_scatter",
     "cuzk_msm_accumulate",
-    "cuzk_msm_accumulate_occ4",
     "cuzk_msm_merge_pieces",
     "cuzk_msm_bucket_reduce",
     "cuzk_msm_tree_reduce",
@@ -285,6 +340,10 @@ impl GpuContext {
     /// The device's description.
     pub fn info(&self) -> &DeviceInfo {
         &self.info
+    }
+
+    pub(crate) fn cu_ctx(&self) -> sys::CUcontext {
+        self.ctx
     }
 
     /// Makes this context current on the calling thread.

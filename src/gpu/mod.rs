@@ -29,12 +29,12 @@ mod msm;
 mod ntt;
 
 #[cfg(cuzk_cuda_kernels)]
-pub use driver::{discover, GpuContext};
+pub use driver::{discover, DeviceG1Points, GpuContext};
 
 #[cfg(not(cuzk_cuda_kernels))]
 mod stub;
 #[cfg(not(cuzk_cuda_kernels))]
-pub use stub::{discover, GpuContext};
+pub use stub::{discover, DeviceG1Points, GpuContext};
 
 /// The usable CUDA devices; empty when there is no driver, no GPU, or no compiled kernels.
 /// [`discover`] says why a list is empty.

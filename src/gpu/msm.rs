@@ -6,7 +6,7 @@ use blst::{blst_fp, blst_fp_mul, blst_fp_sqr, blst_p1};
 use blstrs::{G1Affine, G1Projective, Scalar};
 use group::Group;
 
-use super::driver::{Args, GpuContext};
+use super::driver::{Args, DeviceG1Points, GpuContext};
 use super::{GpuError, MsmTimings};
 
 const _: () = assert!(std::mem::size_of::<G1Affine>() == 96, "G1Affine must be blst_p1_affine");
@@ -44,6 +44,15 @@ fn window_bits(n: usize) -> u32 {
 
 fn env_u32(name: &str) -> Option<u32> {
     std::env::var(name).ok().and_then(|v| v.parse().ok())
+}
+
+/// Where an MSM's points are.
+#[derive(Clone, Copy)]
+enum Points<'a> {
+    /// On the host: uploaded into scratch first.
+    Host(&'a [G1Affine]),
+    /// Already on the device, at this address.
+    Device(u64),
 }
 
 /// The parameters of one MSM run.
@@ -90,7 +99,6 @@ impl GpuContext {
         points: &[G1Affine],
         scalars: &[Scalar],
     ) -> Result<(G1Projective, MsmTimings), GpuError> {
-        let t0 = Instant::now();
         if points.len() != scalars.len() {
             return Err(GpuError::InvalidArgument(format!(
                 "msm_g1: {} points but {} scalars",
@@ -98,24 +106,59 @@ impl GpuContext {
                 scalars.len()
             )));
         }
-        if points.len() >= (1 << 31) {
-            return Err(GpuError::InvalidArgument(format!("msm_g1: {} points is over 2^31 - 1", points.len())));
+        self.msm_g1_inner(Points::Host(points), scalars)
+    }
+
+    /// Copies `points` to the device once, for [`Self::msm_g1_resident`] (an SRS section
+    /// that many proofs reuse).
+    pub fn upload_g1_points(&mut self, points: &[G1Affine]) -> Result<DeviceG1Points, GpuError> {
+        self.bind()?;
+        let buf = self.alloc(points.len() * 96)?;
+        self.upload_staged(buf.ptr, points)?;
+        self.sync()?;
+        Ok(DeviceG1Points::new(buf, points.len(), self.cu_ctx()))
+    }
+
+    /// Σ scalars[i]·points[start + i] with points already on this device: only the scalars
+    /// are uploaded.
+    pub fn msm_g1_resident(
+        &mut self,
+        points: &DeviceG1Points,
+        start: usize,
+        scalars: &[Scalar],
+    ) -> Result<(G1Projective, MsmTimings), GpuError> {
+        if points.context() != self.cu_ctx() {
+            return Err(GpuError::InvalidArgument("msm_g1_resident: points live on another device".into()));
         }
-        if points.is_empty() {
+        if start.checked_add(scalars.len()).map_or(true, |end| end > points.len()) {
+            return Err(GpuError::InvalidArgument(format!(
+                "msm_g1_resident: points {start}..{} out of the {} on the device",
+                start.saturating_add(scalars.len()),
+                points.len()
+            )));
+        }
+        // 96-byte points keep every offset 16-byte aligned, as the vector loads need.
+        self.msm_g1_inner(Points::Device(points.device_ptr() + (start * 96) as u64), scalars)
+    }
+
+    fn msm_g1_inner(&mut self, points: Points<'_>, scalars: &[Scalar]) -> Result<(G1Projective, MsmTimings), GpuError> {
+        let t0 = Instant::now();
+        if scalars.len() >= (1 << 31) {
+            return Err(GpuError::InvalidArgument(format!("msm_g1: {} points is over 2^31 - 1", scalars.len())));
+        }
+        if scalars.is_empty() {
             return Ok((G1Projective::identity(), MsmTimings::default()));
         }
         self.bind()?;
-        let p = Plan::new(points.len());
-        // Experimental register/occupancy variant of the accumulation kernel (benchmarking).
-        let accumulate = match env_u32("CUZK_MSM_ACC_VARIANT") {
-            Some(1) => "cuzk_msm_accumulate_occ4",
-            _ => "cuzk_msm_accumulate",
-        };
+        let p = Plan::new(scalars.len());
         let n = p.n as usize;
         let (nwin, nb, t2) = (p.nwin as usize, p.buckets as usize, 2 * p.slices as usize);
         let hist_len = nwin * (nb + 1);
 
-        let d_points = self.scratch("msm.points", n * 96)?;
+        let d_points = match points {
+            Points::Host(_) => self.scratch("msm.points", n * 96)?,
+            Points::Device(ptr) => ptr,
+        };
         let d_scalars = self.scratch("msm.scalars", n * 32)?;
         let d_hist = self.scratch("msm.hist", hist_len * 4)?;
         let d_totals = self.scratch("msm.totals", nwin * 4)?;
@@ -134,7 +177,9 @@ impl GpuContext {
         let d_out = self.scratch("msm.out", nwin * XYZZ_BYTES)?;
 
         let e0 = self.mark()?;
-        self.upload_staged(d_points, points)?;
+        if let Points::Host(points) = points {
+            self.upload_staged(d_points, points)?;
+        }
         self.upload_staged(d_scalars, scalars)?;
         let e1 = self.mark()?;
         self.memset0(d_hist, hist_len * 4)?;
@@ -172,7 +217,7 @@ impl GpuContext {
         let e2 = self.mark()?;
         unsafe {
             self.launch(
-                accumulate,
+                "cuzk_msm_accumulate",
                 p.nwin as u64 * p.slices as u64,
                 EC_BLOCK,
                 0,

@@ -9,6 +9,29 @@ pub fn discover() -> Result<Vec<DeviceInfo>, GpuError> {
     Err(GpuError::NotCompiled)
 }
 
+/// G1 points on a device; cannot exist in a build without kernels.
+#[derive(Debug)]
+pub struct DeviceG1Points {
+    _private: (),
+}
+
+impl DeviceG1Points {
+    /// Number of points.
+    pub fn len(&self) -> usize {
+        0
+    }
+
+    /// Whether there are no points.
+    pub fn is_empty(&self) -> bool {
+        true
+    }
+
+    /// Device memory held, in bytes.
+    pub fn device_bytes(&self) -> usize {
+        0
+    }
+}
+
 /// A device context; cannot be created in a build without kernels.
 #[derive(Debug)]
 pub struct GpuContext {
@@ -35,6 +58,21 @@ impl GpuContext {
     pub fn msm_g1_timed(
         &mut self,
         _points: &[G1Affine],
+        _scalars: &[Scalar],
+    ) -> Result<(G1Projective, MsmTimings), GpuError> {
+        Err(GpuError::NotCompiled)
+    }
+
+    /// Copies points to the device once.
+    pub fn upload_g1_points(&mut self, _points: &[G1Affine]) -> Result<DeviceG1Points, GpuError> {
+        Err(GpuError::NotCompiled)
+    }
+
+    /// MSM over points already on the device.
+    pub fn msm_g1_resident(
+        &mut self,
+        _points: &DeviceG1Points,
+        _start: usize,
         _scalars: &[Scalar],
     ) -> Result<(G1Projective, MsmTimings), GpuError> {
         Err(GpuError::NotCompiled)

@@ -10,13 +10,29 @@ use gpu_common::*;
 
 /// Runs one MSM on the GPU and compares it with the CPU (and with a naive sum when small).
 fn check(ctx: &mut cuzk::gpu::GpuContext, what: &str, points: &[G1Affine], scalars: &[Scalar]) {
-    let (got, t) = ctx.msm_g1_timed(points, scalars).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let (got, t) = ctx
+        .msm_g1_timed(points, scalars)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
     let want = cuzk::cpu::msm::msm_g1(points, scalars);
-    assert_eq!(got.to_affine(), want.to_affine(), "{what}: GPU MSM differs from CPU (n = {})", points.len());
+    assert_eq!(
+        got.to_affine(),
+        want.to_affine(),
+        "{what}: GPU MSM differs from CPU (n = {})",
+        points.len()
+    );
     if points.len() <= 300 {
-        assert_eq!(got, naive_msm(points, scalars), "{what}: differs from the naive sum");
+        assert_eq!(
+            got,
+            naive_msm(points, scalars),
+            "{what}: differs from the naive sum"
+        );
     }
-    println!("ok {what} n={} c={} total {:.2} ms", points.len(), t.window_bits, t.total_ms);
+    println!(
+        "ok {what} n={} c={} total {:.2} ms",
+        points.len(),
+        t.window_bits,
+        t.total_ms
+    );
 }
 
 #[test]
@@ -26,7 +42,10 @@ fn gpu_discovery_does_not_panic() {
         Ok(d) => println!("devices: {d:?}"),
         Err(e) => println!("no devices: {e}"),
     }
-    assert_eq!(cuzk::gpu::devices().is_empty(), cuzk::gpu::discover().map(|d| d.is_empty()).unwrap_or(true));
+    assert_eq!(
+        cuzk::gpu::devices().is_empty(),
+        cuzk::gpu::discover().map(|d| d.is_empty()).unwrap_or(true)
+    );
     if cuzk::gpu::devices().is_empty() {
         assert!(cuzk::gpu::GpuContext::new(0).is_err());
     }
@@ -35,7 +54,10 @@ fn gpu_discovery_does_not_panic() {
 #[test]
 fn gpu_msm_sizes_random() {
     let Some(mut ctx) = gpu() else { return };
-    for (i, &n) in [1usize, 2, 3, 255, (1 << 10) + 7, 1 << 16, 1 << 20].iter().enumerate() {
+    for (i, &n) in [1usize, 2, 3, 255, (1 << 10) + 7, 1 << 16, 1 << 20]
+        .iter()
+        .enumerate()
+    {
         let mut points = random_points(n, 100 + i as u64);
         plant_special_points(&mut points);
         let scalars = random_scalars(n, 200 + i as u64);
@@ -67,7 +89,10 @@ fn gpu_msm_special_scalars() {
                     })
                     .collect(),
             ),
-            ("small", (0..n).map(|i| Scalar::from((i as u64) % 1000)).collect()),
+            (
+                "small",
+                (0..n).map(|i| Scalar::from((i as u64) % 1000)).collect(),
+            ),
         ];
         for (what, scalars) in cases {
             check(&mut ctx, what, &points, &scalars);
@@ -87,7 +112,10 @@ fn gpu_msm_cancelling_pairs() {
     let mut scalars = s.clone();
     scalars.extend(s);
     let got = ctx.msm_g1(&points, &scalars).expect("msm");
-    assert!(bool::from(got.is_identity()), "P·s + (-P)·s must be the identity");
+    assert!(
+        bool::from(got.is_identity()),
+        "P·s + (-P)·s must be the identity"
+    );
     check(&mut ctx, "pairs", &points, &scalars);
 }
 
@@ -97,7 +125,10 @@ fn gpu_msm_rejects_bad_lengths() {
     let points = random_points(4, 1);
     let scalars = random_scalars(3, 1);
     assert!(ctx.msm_g1(&points, &scalars).is_err());
-    assert_eq!(ctx.msm_g1(&[], &[]).expect("empty msm"), G1Projective::identity());
+    assert_eq!(
+        ctx.msm_g1(&[], &[]).expect("empty msm"),
+        G1Projective::identity()
+    );
 }
 
 #[test]
@@ -109,12 +140,25 @@ fn gpu_msm_resident_points() {
     plant_special_points(&mut points);
     let on_device = ctx.upload_g1_points(&points).expect("upload");
     assert_eq!(on_device.len(), n);
-    for (seed, start, len) in [(1u64, 0usize, n), (2, 5, 1000), (3, n - 17, 17), (4, 1 << 15, 1 << 15)] {
+    for (seed, start, len) in [
+        (1u64, 0usize, n),
+        (2, 5, 1000),
+        (3, n - 17, 17),
+        (4, 1 << 15, 1 << 15),
+    ] {
         let scalars = random_scalars(len, 910 + seed);
-        let (got, _) = ctx.msm_g1_resident(&on_device, start, &scalars).expect("resident msm");
+        let (got, _) = ctx
+            .msm_g1_resident(&on_device, start, &scalars)
+            .expect("resident msm");
         let want = cuzk::cpu::msm::msm_g1(&points[start..start + len], &scalars);
-        assert_eq!(got.to_affine(), want.to_affine(), "resident MSM at {start}..+{len}");
+        assert_eq!(
+            got.to_affine(),
+            want.to_affine(),
+            "resident MSM at {start}..+{len}"
+        );
     }
-    assert!(ctx.msm_g1_resident(&on_device, n - 1, &random_scalars(2, 1)).is_err());
+    assert!(ctx
+        .msm_g1_resident(&on_device, n - 1, &random_scalars(2, 1))
+        .is_err());
     println!("ok resident");
 }

@@ -15,7 +15,12 @@ fn gpu_ntt_matches_cpu() {
         let n = 1usize << log_n;
         let input = random_scalars(n, 1000 + log_n as u64);
         let domain = Domain::new(log_n).expect("domain");
-        for kind in [NttKind::Forward, NttKind::Inverse, NttKind::Coset, NttKind::InverseCoset] {
+        for kind in [
+            NttKind::Forward,
+            NttKind::Inverse,
+            NttKind::Coset,
+            NttKind::InverseCoset,
+        ] {
             let mut want = input.clone();
             match kind {
                 NttKind::Forward => domain.ntt(&mut want),
@@ -24,7 +29,8 @@ fn gpu_ntt_matches_cpu() {
                 NttKind::InverseCoset => domain.icoset_ntt(&mut want),
             }
             let mut got = input.clone();
-            ctx.ntt(&mut got, kind).unwrap_or_else(|e| panic!("2^{log_n} {kind:?}: {e}"));
+            ctx.ntt(&mut got, kind)
+                .unwrap_or_else(|e| panic!("2^{log_n} {kind:?}: {e}"));
             if got != want {
                 let bad = got.iter().zip(&want).position(|(a, b)| a != b).unwrap();
                 panic!("2^{log_n} {kind:?}: first difference at index {bad}");
@@ -44,7 +50,11 @@ fn gpu_ntt_naive_dft_small() {
         let omega = Scalar::ROOT_OF_UNITY.pow_vartime([1u64 << (Scalar::S - log_n)]);
         let x = random_scalars(n, 77 + log_n as u64);
         let want: Vec<Scalar> = (0..n)
-            .map(|k| (0..n).map(|j| x[j] * omega.pow_vartime([(j * k) as u64])).sum())
+            .map(|k| {
+                (0..n)
+                    .map(|j| x[j] * omega.pow_vartime([(j * k) as u64]))
+                    .sum()
+            })
             .collect();
         let mut got = x.clone();
         ctx.ntt(&mut got, NttKind::Forward).expect("ntt");
@@ -65,7 +75,8 @@ fn gpu_ntt_round_trips() {
         ctx.ntt(&mut v, NttKind::Inverse).expect("inverse");
         assert_eq!(v, input, "inverse(forward(x)) != x at 2^{log_n}");
         ctx.ntt(&mut v, NttKind::Coset).expect("coset");
-        ctx.ntt(&mut v, NttKind::InverseCoset).expect("inverse coset");
+        ctx.ntt(&mut v, NttKind::InverseCoset)
+            .expect("inverse coset");
         assert_eq!(v, input, "icoset(coset(x)) != x at 2^{log_n}");
         println!("ok round trip 2^{log_n}");
     }

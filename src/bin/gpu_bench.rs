@@ -73,7 +73,9 @@ fn scalars(n: usize, seed: u64) -> Vec<Scalar> {
         .flat_map_iter(|c| {
             let mut g = SplitMix::seed_from_u64(seed ^ (c as u64) << 20);
             let len = (1usize << 14).min(n - c * (1 << 14));
-            (0..len).map(move |_| Scalar::random(&mut g)).collect::<Vec<_>>()
+            (0..len)
+                .map(move |_| Scalar::random(&mut g))
+                .collect::<Vec<_>>()
         })
         .collect()
 }
@@ -91,7 +93,11 @@ fn logs(arg: Option<&String>, default: &[u32]) -> Vec<u32> {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let what = args.get(1).map(String::as_str).unwrap_or("all");
-    let opt = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1));
+    let opt = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+    };
     let runs: usize = opt("--runs").and_then(|s| s.parse().ok()).unwrap_or(5);
     let msm_logs = logs(opt("--msm-logs"), &[16, 20, 22, 24]);
     let ntt_logs = logs(opt("--ntt-logs"), &[20, 21, 22, 23, 24, 25, 26]);
@@ -112,7 +118,20 @@ fn main() {
 
     if what == "msm" || what == "all" {
         println!("\nG1 MSM (median of {runs} after 1 warm-up; ms)");
-        println!("{:>5} {:>3} {:>9} {:>8} {:>8} {:>9} {:>7} {:>8} {:>7} {:>6} {:>9}", "log n", "c", "total", "upload", "sort", "accum", "merge", "reduce", "down", "host", "kernels");
+        println!(
+            "{:>5} {:>3} {:>9} {:>8} {:>8} {:>9} {:>7} {:>8} {:>7} {:>6} {:>9}",
+            "log n",
+            "c",
+            "total",
+            "upload",
+            "sort",
+            "accum",
+            "merge",
+            "reduce",
+            "down",
+            "host",
+            "kernels"
+        );
         for &lg in &msm_logs {
             let n = 1usize << lg;
             let tg = Instant::now();
@@ -122,9 +141,15 @@ fn main() {
             let (r, _) = ctx.msm_g1_timed(&p, &s).expect("msm");
             if lg <= 20 {
                 let want = cuzk::cpu::msm::msm_g1(&p, &s);
-                assert_eq!(r.to_affine(), want.to_affine(), "GPU MSM differs from CPU at 2^{lg}");
+                assert_eq!(
+                    r.to_affine(),
+                    want.to_affine(),
+                    "GPU MSM differs from CPU at 2^{lg}"
+                );
             }
-            let ts: Vec<MsmTimings> = (0..runs).map(|_| ctx.msm_g1_timed(&p, &s).expect("msm").1).collect();
+            let ts: Vec<MsmTimings> = (0..runs)
+                .map(|_| ctx.msm_g1_timed(&p, &s).expect("msm").1)
+                .collect();
             let m = |f: fn(&MsmTimings) -> f32| median(ts.iter().map(f).collect());
             println!(
                 "{:>5} {:>3} {:>9.2} {:>8.2} {:>8.2} {:>9.2} {:>7.2} {:>8.2} {:>7.2} {:>6.2} {:>9.2}",
@@ -143,7 +168,11 @@ fn main() {
             // Points resident on the device (the SRS case): only scalars travel.
             let on_device = ctx.upload_g1_points(&p).expect("upload points");
             let ts: Vec<MsmTimings> = (0..runs)
-                .map(|_| ctx.msm_g1_resident(&on_device, 0, &s).expect("resident msm").1)
+                .map(|_| {
+                    ctx.msm_g1_resident(&on_device, 0, &s)
+                        .expect("resident msm")
+                        .1
+                })
                 .collect();
             let m = |f: fn(&MsmTimings) -> f32| median(ts.iter().map(f).collect());
             println!(
@@ -160,11 +189,19 @@ fn main() {
 
     if what == "ntt" || what == "all" {
         println!("\nFr NTT (median of {runs} after 1 warm-up; ms)");
-        println!("{:>5} {:>13} {:>9} {:>8} {:>8} {:>8}", "log n", "kind", "total", "upload", "kernels", "down");
+        println!(
+            "{:>5} {:>13} {:>9} {:>8} {:>8} {:>8}",
+            "log n", "kind", "total", "upload", "kernels", "down"
+        );
         for &lg in &ntt_logs {
             let n = 1usize << lg;
             let input = scalars(n, 99 + lg as u64);
-            for kind in [NttKind::Forward, NttKind::Inverse, NttKind::Coset, NttKind::InverseCoset] {
+            for kind in [
+                NttKind::Forward,
+                NttKind::Inverse,
+                NttKind::Coset,
+                NttKind::InverseCoset,
+            ] {
                 let mut v = input.clone();
                 ctx.ntt_timed(&mut v, kind).expect("ntt warm-up");
                 let ts: Vec<NttTimings> = (0..runs)

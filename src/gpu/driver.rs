@@ -75,13 +75,17 @@ fn driver_version_dlopen() -> Result<i32, GpuError> {
             }
             let sym = libc::dlsym(h, c"cuDriverGetVersion".as_ptr());
             if sym.is_null() {
-                return Err(GpuError::NoDriver(format!("{name} has no cuDriverGetVersion")));
+                return Err(GpuError::NoDriver(format!(
+                    "{name} has no cuDriverGetVersion"
+                )));
             }
             let f: GetVersion = std::mem::transmute::<*mut c_void, GetVersion>(sym);
             let mut v = 0i32;
             let rc = f(&mut v);
             if rc != 0 {
-                return Err(GpuError::NoDriver(format!("cuDriverGetVersion returned {rc}")));
+                return Err(GpuError::NoDriver(format!(
+                    "cuDriverGetVersion returned {rc}"
+                )));
             }
             return Ok(v);
         }
@@ -106,7 +110,12 @@ pub fn discover() -> Result<Vec<DeviceInfo>, GpuError> {
 
 fn device_info(ordinal: usize) -> Result<DeviceInfo, GpuError> {
     let dev = check(result::device::get(ordinal as i32), "cuDeviceGet")?;
-    let attr = |a| check(unsafe { result::device::get_attribute(dev, a) }, "cuDeviceGetAttribute");
+    let attr = |a| {
+        check(
+            unsafe { result::device::get_attribute(dev, a) },
+            "cuDeviceGetAttribute",
+        )
+    };
     use sys::CUdevice_attribute::*;
     Ok(DeviceInfo {
         ordinal,
@@ -115,7 +124,10 @@ fn device_info(ordinal: usize) -> Result<DeviceInfo, GpuError> {
             attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)? as u32,
             attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)? as u32,
         ),
-        total_memory: check(unsafe { result::device::total_mem(dev) }, "cuDeviceTotalMem")?,
+        total_memory: check(
+            unsafe { result::device::total_mem(dev) },
+            "cuDeviceTotalMem",
+        )?,
         multiprocessors: attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32,
     })
 }
@@ -182,7 +194,9 @@ impl DeviceG1Points {
 
 impl std::fmt::Debug for DeviceG1Points {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DeviceG1Points").field("len", &self.len).finish_non_exhaustive()
+        f.debug_struct("DeviceG1Points")
+            .field("len", &self.len)
+            .finish_non_exhaustive()
     }
 }
 
@@ -243,9 +257,15 @@ struct Staging {
 
 impl Staging {
     fn new() -> Result<Staging, GpuError> {
-        let mut st = Staging { bufs: [std::ptr::null_mut(); 2], done: [std::ptr::null_mut(); 2] };
+        let mut st = Staging {
+            bufs: [std::ptr::null_mut(); 2],
+            done: [std::ptr::null_mut(); 2],
+        };
         for k in 0..2 {
-            st.bufs[k] = check(unsafe { result::malloc_host(STAGE_BYTES, 0) }, "cuMemHostAlloc")? as *mut u8;
+            st.bufs[k] = check(
+                unsafe { result::malloc_host(STAGE_BYTES, 0) },
+                "cuMemHostAlloc",
+            )? as *mut u8;
             st.done[k] = check(
                 result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING),
                 "cuEventCreate",
@@ -285,7 +305,9 @@ unsafe impl Send for GpuContext {}
 
 impl std::fmt::Debug for GpuContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GpuContext").field("info", &self.info).finish_non_exhaustive()
+        f.debug_struct("GpuContext")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
     }
 }
 
@@ -299,7 +321,10 @@ impl GpuContext {
         }
         let info = device_info(ordinal)?;
         let dev = check(result::device::get(ordinal as i32), "cuDeviceGet")?;
-        let ctx = check(unsafe { result::primary_ctx::retain(dev) }, "cuDevicePrimaryCtxRetain")?;
+        let ctx = check(
+            unsafe { result::primary_ctx::retain(dev) },
+            "cuDevicePrimaryCtxRetain",
+        )?;
         let mut this = GpuContext {
             info,
             dev,
@@ -320,7 +345,11 @@ impl GpuContext {
         let mut image = vec![0u64; FATBIN.len().div_ceil(8)];
         // SAFETY: image has at least FATBIN.len() bytes.
         unsafe {
-            std::ptr::copy_nonoverlapping(FATBIN.as_ptr(), image.as_mut_ptr() as *mut u8, FATBIN.len());
+            std::ptr::copy_nonoverlapping(
+                FATBIN.as_ptr(),
+                image.as_mut_ptr() as *mut u8,
+                FATBIN.len(),
+            );
         }
         this.module = check(
             unsafe { result::module::load_data(image.as_ptr() as *const c_void) },
@@ -348,7 +377,10 @@ impl GpuContext {
 
     /// Makes this context current on the calling thread.
     pub(crate) fn bind(&self) -> Result<(), GpuError> {
-        check(unsafe { result::ctx::set_current(self.ctx) }, "cuCtxSetCurrent")
+        check(
+            unsafe { result::ctx::set_current(self.ctx) },
+            "cuCtxSetCurrent",
+        )
     }
 
     /// Frees cached device buffers (twiddles, MSM scratch).
@@ -364,7 +396,11 @@ impl GpuContext {
     }
 
     /// The scratch buffer `name`, at least `bytes` long (contents undefined).
-    pub(crate) fn scratch(&mut self, name: &'static str, bytes: usize) -> Result<sys::CUdeviceptr, GpuError> {
+    pub(crate) fn scratch(
+        &mut self,
+        name: &'static str,
+        bytes: usize,
+    ) -> Result<sys::CUdeviceptr, GpuError> {
         if let Some(b) = self.scratch.get(name) {
             if b.bytes >= bytes {
                 return Ok(b.ptr);
@@ -379,12 +415,19 @@ impl GpuContext {
     }
 
     pub(crate) fn upload<T>(&self, dst: sys::CUdeviceptr, src: &[T]) -> Result<(), GpuError> {
-        check(unsafe { result::memcpy_htod_async(dst, src, self.stream) }, "cuMemcpyHtoDAsync")
+        check(
+            unsafe { result::memcpy_htod_async(dst, src, self.stream) },
+            "cuMemcpyHtoDAsync",
+        )
     }
 
     /// Host → device copy of a large buffer through the pinned staging buffers: pageable
     /// copies run at a fraction of the link's speed. Returns when `src` may be reused.
-    pub(crate) fn upload_staged<T: Copy>(&mut self, dst: sys::CUdeviceptr, src: &[T]) -> Result<(), GpuError> {
+    pub(crate) fn upload_staged<T: Copy>(
+        &mut self,
+        dst: sys::CUdeviceptr,
+        src: &[T],
+    ) -> Result<(), GpuError> {
         let bytes = std::mem::size_of_val(src);
         if bytes < STAGE_MIN {
             return self.upload(dst, src);
@@ -398,7 +441,10 @@ impl GpuContext {
         for (i, chunk) in src.chunks(STAGE_BYTES).enumerate() {
             let k = i % 2;
             // The buffer is free once the DMA issued from it two chunks ago has finished.
-            check(unsafe { result::event::synchronize(st.done[k]) }, "cuEventSynchronize")?;
+            check(
+                unsafe { result::event::synchronize(st.done[k]) },
+                "cuEventSynchronize",
+            )?;
             // SAFETY: bufs[k] holds STAGE_BYTES >= chunk.len() bytes, and no DMA reads it now.
             let stage = unsafe { std::slice::from_raw_parts_mut(st.bufs[k], chunk.len()) };
             par_copy(stage, chunk);
@@ -407,18 +453,28 @@ impl GpuContext {
                 unsafe { result::memcpy_htod_async(dst + off, &*stage, self.stream) },
                 "cuMemcpyHtoDAsync",
             )?;
-            check(unsafe { result::event::record(st.done[k], self.stream) }, "cuEventRecord")?;
+            check(
+                unsafe { result::event::record(st.done[k], self.stream) },
+                "cuEventRecord",
+            )?;
         }
         // Both buffers must be idle before the next call (or Drop) touches them.
         for k in 0..2 {
-            check(unsafe { result::event::synchronize(st.done[k]) }, "cuEventSynchronize")?;
+            check(
+                unsafe { result::event::synchronize(st.done[k]) },
+                "cuEventSynchronize",
+            )?;
         }
         Ok(())
     }
 
     /// Device → host copy of a large buffer through the pinned staging buffers; returns
     /// when `dst` holds the data (earlier work on the stream included).
-    pub(crate) fn download_staged<T: Copy>(&mut self, dst: &mut [T], src: sys::CUdeviceptr) -> Result<(), GpuError> {
+    pub(crate) fn download_staged<T: Copy>(
+        &mut self,
+        dst: &mut [T],
+        src: sys::CUdeviceptr,
+    ) -> Result<(), GpuError> {
         let bytes = std::mem::size_of_val(dst);
         if bytes < STAGE_MIN {
             self.download(dst, src)?;
@@ -442,11 +498,17 @@ impl GpuContext {
                 unsafe { result::memcpy_dtoh_async(stage, src + off, self.stream) },
                 "cuMemcpyDtoHAsync",
             )?;
-            check(unsafe { result::event::record(st.done[k], self.stream) }, "cuEventRecord")?;
+            check(
+                unsafe { result::event::record(st.done[k], self.stream) },
+                "cuEventRecord",
+            )?;
             // While this chunk moves, copy the previous one out of its buffer.
             if let Some((j, prev)) = pending.take() {
                 let kj = j % 2;
-                check(unsafe { result::event::synchronize(st.done[kj]) }, "cuEventSynchronize")?;
+                check(
+                    unsafe { result::event::synchronize(st.done[kj]) },
+                    "cuEventSynchronize",
+                )?;
                 let stage = unsafe { std::slice::from_raw_parts(st.bufs[kj], prev.len()) };
                 par_copy(prev, stage);
             }
@@ -454,7 +516,10 @@ impl GpuContext {
         }
         if let Some((j, prev)) = pending.take() {
             let kj = j % 2;
-            check(unsafe { result::event::synchronize(st.done[kj]) }, "cuEventSynchronize")?;
+            check(
+                unsafe { result::event::synchronize(st.done[kj]) },
+                "cuEventSynchronize",
+            )?;
             let stage = unsafe { std::slice::from_raw_parts(st.bufs[kj], prev.len()) };
             par_copy(prev, stage);
         }
@@ -462,15 +527,24 @@ impl GpuContext {
     }
 
     pub(crate) fn download<T>(&self, dst: &mut [T], src: sys::CUdeviceptr) -> Result<(), GpuError> {
-        check(unsafe { result::memcpy_dtoh_async(dst, src, self.stream) }, "cuMemcpyDtoHAsync")
+        check(
+            unsafe { result::memcpy_dtoh_async(dst, src, self.stream) },
+            "cuMemcpyDtoHAsync",
+        )
     }
 
     pub(crate) fn memset0(&self, dst: sys::CUdeviceptr, bytes: usize) -> Result<(), GpuError> {
-        check(unsafe { result::memset_d8_async(dst, 0, bytes, self.stream) }, "cuMemsetD8Async")
+        check(
+            unsafe { result::memset_d8_async(dst, 0, bytes, self.stream) },
+            "cuMemsetD8Async",
+        )
     }
 
     pub(crate) fn sync(&self) -> Result<(), GpuError> {
-        check(unsafe { result::stream::synchronize(self.stream) }, "cuStreamSynchronize")
+        check(
+            unsafe { result::stream::synchronize(self.stream) },
+            "cuStreamSynchronize",
+        )
     }
 
     /// Launches `name` over `threads` threads in blocks of `block`.
@@ -489,14 +563,26 @@ impl GpuContext {
         if threads == 0 {
             return Ok(());
         }
-        let f = *self.functions.get(name).expect("every launched kernel is in KERNELS");
+        let f = *self
+            .functions
+            .get(name)
+            .expect("every launched kernel is in KERNELS");
         let grid = threads.div_ceil(block as u64);
         if grid > i32::MAX as u64 {
-            return Err(GpuError::InvalidArgument(format!("{name}: grid of {grid} blocks is too large")));
+            return Err(GpuError::InvalidArgument(format!(
+                "{name}: grid of {grid} blocks is too large"
+            )));
         }
         let mut params = args.pointers();
         check(
-            result::launch_kernel(f, (grid as u32, 1, 1), (block, 1, 1), smem, self.stream, &mut params),
+            result::launch_kernel(
+                f,
+                (grid as u32, 1, 1),
+                (block, 1, 1),
+                smem,
+                self.stream,
+                &mut params,
+            ),
             &format!("cuLaunchKernel({name})"),
         )
     }
@@ -509,7 +595,10 @@ impl GpuContext {
         block: u32,
         mut args: Args,
     ) -> Result<(), GpuError> {
-        let f = *self.functions.get(name).expect("every launched kernel is in KERNELS");
+        let f = *self
+            .functions
+            .get(name)
+            .expect("every launched kernel is in KERNELS");
         let mut params = args.pointers();
         check(
             result::launch_kernel(f, (grid, 1, 1), (block, 1, 1), 0, self.stream, &mut params),
@@ -519,9 +608,15 @@ impl GpuContext {
 
     /// A timing event recorded now on the stream.
     pub(crate) fn mark(&self) -> Result<Event, GpuError> {
-        let e = check(result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT), "cuEventCreate")?;
+        let e = check(
+            result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT),
+            "cuEventCreate",
+        )?;
         let ev = Event(e);
-        check(unsafe { result::event::record(ev.0, self.stream) }, "cuEventRecord")?;
+        check(
+            unsafe { result::event::record(ev.0, self.stream) },
+            "cuEventRecord",
+        )?;
         Ok(ev)
     }
 }
@@ -552,7 +647,10 @@ pub(crate) struct Event(sys::CUevent);
 impl Event {
     /// Milliseconds from `self` to `later` (both must have completed).
     pub(crate) fn ms_to(&self, later: &Event) -> Result<f32, GpuError> {
-        check(unsafe { result::event::elapsed(self.0, later.0) }, "cuEventElapsedTime")
+        check(
+            unsafe { result::event::elapsed(self.0, later.0) },
+            "cuEventElapsedTime",
+        )
     }
 }
 
@@ -578,7 +676,10 @@ impl Args {
 
     /// Appends one argument (a device pointer, an integer, or a field element by value).
     pub(crate) fn arg<T: Copy>(mut self, v: T) -> Self {
-        assert!(std::mem::size_of::<T>() <= 32, "kernel arguments are at most 32 bytes");
+        assert!(
+            std::mem::size_of::<T>() <= 32,
+            "kernel arguments are at most 32 bytes"
+        );
         let mut slot = Box::new([0u64; 4]);
         // SAFETY: the slot has 32 bytes and T is Copy with size <= 32.
         unsafe {
@@ -593,6 +694,9 @@ impl Args {
     }
 
     pub(crate) fn pointers(&mut self) -> Vec<*mut c_void> {
-        self.slots.iter_mut().map(|b| b.as_mut_ptr() as *mut c_void).collect()
+        self.slots
+            .iter_mut()
+            .map(|b| b.as_mut_ptr() as *mut c_void)
+            .collect()
     }
 }

@@ -9,8 +9,14 @@ use group::Group;
 use super::driver::{Args, DeviceG1Points, GpuContext};
 use super::{GpuError, MsmTimings};
 
-const _: () = assert!(std::mem::size_of::<G1Affine>() == 96, "G1Affine must be blst_p1_affine");
-const _: () = assert!(std::mem::size_of::<Scalar>() == 32, "Scalar must be blst_fr");
+const _: () = assert!(
+    std::mem::size_of::<G1Affine>() == 96,
+    "G1Affine must be blst_p1_affine"
+);
+const _: () = assert!(
+    std::mem::size_of::<Scalar>() == 32,
+    "Scalar must be blst_fr"
+);
 
 /// Bytes of one XYZZ point on the device (4 x 48).
 const XYZZ_BYTES: usize = 192;
@@ -89,7 +95,11 @@ impl Plan {
 impl GpuContext {
     /// Σ scalars[i]·points[i] over G1. `points` and `scalars` must have the same length
     /// (below 2^31). Points at infinity are skipped; duplicates and opposite points are fine.
-    pub fn msm_g1(&mut self, points: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective, GpuError> {
+    pub fn msm_g1(
+        &mut self,
+        points: &[G1Affine],
+        scalars: &[Scalar],
+    ) -> Result<G1Projective, GpuError> {
         self.msm_g1_timed(points, scalars).map(|(p, _)| p)
     }
 
@@ -128,9 +138,14 @@ impl GpuContext {
         scalars: &[Scalar],
     ) -> Result<(G1Projective, MsmTimings), GpuError> {
         if points.context() != self.cu_ctx() {
-            return Err(GpuError::InvalidArgument("msm_g1_resident: points live on another device".into()));
+            return Err(GpuError::InvalidArgument(
+                "msm_g1_resident: points live on another device".into(),
+            ));
         }
-        if start.checked_add(scalars.len()).map_or(true, |end| end > points.len()) {
+        if start
+            .checked_add(scalars.len())
+            .map_or(true, |end| end > points.len())
+        {
             return Err(GpuError::InvalidArgument(format!(
                 "msm_g1_resident: points {start}..{} out of the {} on the device",
                 start.saturating_add(scalars.len()),
@@ -138,13 +153,23 @@ impl GpuContext {
             )));
         }
         // 96-byte points keep every offset 16-byte aligned, as the vector loads need.
-        self.msm_g1_inner(Points::Device(points.device_ptr() + (start * 96) as u64), scalars)
+        self.msm_g1_inner(
+            Points::Device(points.device_ptr() + (start * 96) as u64),
+            scalars,
+        )
     }
 
-    fn msm_g1_inner(&mut self, points: Points<'_>, scalars: &[Scalar]) -> Result<(G1Projective, MsmTimings), GpuError> {
+    fn msm_g1_inner(
+        &mut self,
+        points: Points<'_>,
+        scalars: &[Scalar],
+    ) -> Result<(G1Projective, MsmTimings), GpuError> {
         let t0 = Instant::now();
         if scalars.len() >= (1 << 31) {
-            return Err(GpuError::InvalidArgument(format!("msm_g1: {} points is over 2^31 - 1", scalars.len())));
+            return Err(GpuError::InvalidArgument(format!(
+                "msm_g1: {} points is over 2^31 - 1",
+                scalars.len()
+            )));
         }
         if scalars.is_empty() {
             return Ok((G1Projective::identity(), MsmTimings::default()));
@@ -190,7 +215,12 @@ impl GpuContext {
                 n as u64,
                 256,
                 0,
-                Args::new().arg(d_scalars).arg(p.n).arg(p.c).arg(p.nwin).arg(d_hist),
+                Args::new()
+                    .arg(d_scalars)
+                    .arg(p.n)
+                    .arg(p.c)
+                    .arg(p.nwin)
+                    .arg(d_hist),
             )?;
             self.launch(
                 "cuzk_msm_scan",

@@ -37,7 +37,11 @@ impl GpuContext {
     }
 
     /// [`Self::ntt`] with the time of each stage.
-    pub fn ntt_timed(&mut self, values: &mut [Scalar], kind: NttKind) -> Result<NttTimings, GpuError> {
+    pub fn ntt_timed(
+        &mut self,
+        values: &mut [Scalar],
+        kind: NttKind,
+    ) -> Result<NttTimings, GpuError> {
         let t0 = Instant::now();
         let n = values.len();
         if !n.is_power_of_two() || n > 1 << MAX_LOG_N {
@@ -110,7 +114,14 @@ impl GpuContext {
 
     /// v[i] *= factor · base^i on the device. `d_pw` is a 32-entry scratch table; the
     /// upload is ordered on the stream before the kernel that reads it.
-    fn scale(&self, v: u64, n: u32, base: Scalar, factor: Scalar, d_pw: u64) -> Result<(), GpuError> {
+    fn scale(
+        &self,
+        v: u64,
+        n: u32,
+        base: Scalar,
+        factor: Scalar,
+        d_pw: u64,
+    ) -> Result<(), GpuError> {
         self.upload(d_pw, &pow2_table(base))?;
         unsafe {
             self.launch(
@@ -129,7 +140,11 @@ impl GpuContext {
             return Ok(b.ptr);
         }
         let omega = Scalar::ROOT_OF_UNITY.pow_vartime([1u64 << (Scalar::S - log_n)]);
-        let base = if inverse { omega.invert().expect("ω != 0") } else { omega };
+        let base = if inverse {
+            omega.invert().expect("ω != 0")
+        } else {
+            omega
+        };
         let half = 1u64 << (log_n - 1);
         let buf = self.alloc(half as usize * 32)?;
         self.upload(d_pw, &pow2_table(base))?;

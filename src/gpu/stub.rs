@@ -50,7 +50,11 @@ impl GpuContext {
     }
 
     /// Σ scalars[i]·points[i].
-    pub fn msm_g1(&mut self, _points: &[G1Affine], _scalars: &[Scalar]) -> Result<G1Projective, GpuError> {
+    pub fn msm_g1(
+        &mut self,
+        _points: &[G1Affine],
+        _scalars: &[Scalar],
+    ) -> Result<G1Projective, GpuError> {
         Err(GpuError::NotCompiled)
     }
 
@@ -84,7 +88,11 @@ impl GpuContext {
     }
 
     /// [`Self::ntt`] with stage timings.
-    pub fn ntt_timed(&mut self, _values: &mut [Scalar], _kind: NttKind) -> Result<NttTimings, GpuError> {
+    pub fn ntt_timed(
+        &mut self,
+        _values: &mut [Scalar],
+        _kind: NttKind,
+    ) -> Result<NttTimings, GpuError> {
         Err(GpuError::NotCompiled)
     }
 

@@ -19,7 +19,9 @@ pub fn gpu() -> Option<MutexGuard<'static, GpuContext>> {
     let ctx = CTX.get_or_init(|| match gpu::discover() {
         Ok(d) if !d.is_empty() => {
             eprintln!("GPU: {:?}", d[0]);
-            Some(Mutex::new(GpuContext::new(0).expect("device 0 was discovered but does not open")))
+            Some(Mutex::new(
+                GpuContext::new(0).expect("device 0 was discovered but does not open"),
+            ))
         }
         Ok(_) => None,
         Err(e) => {
@@ -84,14 +86,20 @@ pub fn random_scalars(n: usize, seed: u64) -> Vec<Scalar> {
         .flat_map_iter(|c| {
             let mut g = rng(seed.wrapping_add(c as u64 * 7919));
             let len = chunk.min(n - c * chunk);
-            (0..len).map(move |_| Scalar::random(&mut g)).collect::<Vec<_>>()
+            (0..len)
+                .map(move |_| Scalar::random(&mut g))
+                .collect::<Vec<_>>()
         })
         .collect()
 }
 
 /// Σ sᵢ·Pᵢ the slow way, for small n.
 pub fn naive_msm(points: &[G1Affine], scalars: &[Scalar]) -> G1Projective {
-    points.iter().zip(scalars).map(|(p, s)| G1Projective::from(*p) * s).sum()
+    points
+        .iter()
+        .zip(scalars)
+        .map(|(p, s)| G1Projective::from(*p) * s)
+        .sum()
 }
 
 pub fn small_random(g: &mut ChaCha20Rng) -> u64 {

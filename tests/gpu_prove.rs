@@ -99,6 +99,66 @@ fn engine_on_the_gpu_proves_a_batch_like_the_cpu() {
     println!("{stats:?}");
 }
 
+/// The engine's multi-device path on one GPU: two logical devices (two contexts, two device
+/// mutexes) share it. Every proof must reach its own job, and the per-device stats must add
+/// up to the total.
+#[test]
+fn two_logical_devices_on_one_gpu_share_a_backlog() {
+    let Some(first) = gpu_start() else { return };
+    let second = GpuStart::new(0).unwrap();
+    let circuit = SampleCircuit::BooleanHeavy {
+        bits: 3000,
+        seed: 0,
+    };
+    let srs = Arc::new(generate_srs(circuit.clone(), &ToxicWaste::from_seed(11)).unwrap());
+    let engine = Engine::new(EngineConfig {
+        devices: vec![
+            Device::new("cuda0a", Arc::new(first)),
+            Device::new("cuda0b", Arc::new(second)),
+        ],
+        ..EngineConfig::default()
+    })
+    .unwrap();
+    let pvk = srs.vk.prepare();
+    let jobs: Vec<_> = (0..8u64)
+        .map(|j| {
+            let parts: Vec<_> = (0..4)
+                .map(|i| synthesize(circuit.with_seed(j * 10 + i)).unwrap())
+                .collect();
+            let inputs: Vec<Vec<Scalar>> = parts
+                .iter()
+                .map(|a| a.witness.input[1..].to_vec())
+                .collect();
+            let job = engine
+                .prove_start(
+                    srs.clone(),
+                    parts,
+                    RandomnessChoice::Random,
+                    Priority::PorepSnap,
+                )
+                .unwrap();
+            (job, inputs)
+        })
+        .collect();
+    for (job, inputs) in jobs {
+        let proofs = job.finish(Duration::from_secs(600)).unwrap();
+        for (p, inputs) in proofs.iter().zip(&inputs) {
+            assert!(
+                verify_proof(&pvk, p, inputs).unwrap(),
+                "a proof reached the wrong caller"
+            );
+        }
+    }
+    let st = engine.stats();
+    assert_eq!(st.partitions_proved, 32);
+    let per_device: Vec<u64> = st.devices[..st.device_count as usize]
+        .iter()
+        .map(|d| d.partitions)
+        .collect();
+    assert_eq!(per_device.iter().sum::<u64>(), 32);
+    println!("two logical devices on one GPU: partitions per device {per_device:?}");
+}
+
 #[test]
 fn gpu_equals_cpu_at_2_pow_20() {
     let Some(gpu) = gpu_start() else { return };

@@ -56,6 +56,12 @@ extern "C" __global__ void cuzk_ntt_scale(fr_t* v, const fr_t* pw, fr_t factor, 
     ntt_scale_thread(GID(), v, pw, factor, n);
 }
 
+// a[i] = a[i] * b[i] - c[i]: the pointwise step of the quotient polynomial on the coset.
+extern "C" __global__ void cuzk_ntt_ab_minus_c(fr_t* a, const fr_t* b, const fr_t* c, uint32_t n) {
+    uint32_t i = GID();
+    if (i < n) a[i] = a[i] * b[i] - c[i];
+}
+
 extern "C" __global__ void cuzk_ntt_bitrev(fr_t* v, uint32_t log_n) {
     ntt_bitrev_thread(GID(), v, log_n);
 }

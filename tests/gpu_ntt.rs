@@ -92,3 +92,27 @@ fn gpu_ntt_rejects_bad_sizes() {
     ctx.ntt(&mut one, NttKind::InverseCoset).expect("size 1");
     assert_eq!(one, before);
 }
+
+#[test]
+fn gpu_h_coefficients_match_cpu() {
+    let Some(mut ctx) = gpu() else { return };
+    for log_n in (1..=16u32).chain([20, 22]) {
+        let n = 1usize << log_n;
+        let a = random_scalars(n, 3000 + log_n as u64);
+        let b = random_scalars(n, 4000 + log_n as u64);
+        let c = random_scalars(n, 5000 + log_n as u64);
+        let domain = Domain::new(log_n).expect("domain");
+        let want = cuzk::cpu::ntt::h_coefficients(&domain, a.clone(), b.clone(), c.clone());
+        let (got, t) = ctx.h_coefficients(&a, &b, &c).expect("gpu h");
+        assert_eq!(got.len(), n - 1);
+        assert!(got == want, "h coefficients differ at 2^{log_n}");
+        println!("ok h 2^{log_n} ({:.2} ms)", t.total_ms);
+    }
+    assert!(ctx
+        .h_coefficients(
+            &random_scalars(4, 1),
+            &random_scalars(2, 1),
+            &random_scalars(4, 1)
+        )
+        .is_err());
+}

@@ -221,6 +221,23 @@ fn main() {
                     m(|t| t.download_ms)
                 );
             }
+            // The whole quotient step (3 x (iNTT + coset NTT), a·b − c, inverse coset NTT).
+            let b = scalars(n, 199 + lg as u64);
+            let c = scalars(n, 299 + lg as u64);
+            ctx.h_coefficients(&input, &b, &c).expect("h warm-up");
+            let ts: Vec<NttTimings> = (0..runs)
+                .map(|_| ctx.h_coefficients(&input, &b, &c).expect("h").1)
+                .collect();
+            let m = |f: fn(&NttTimings) -> f32| median(ts.iter().map(f).collect());
+            println!(
+                "{:>5} {:>13} {:>9.2} {:>8.2} {:>8.2} {:>8.2}",
+                lg,
+                "H (7 NTTs)",
+                m(|t| t.total_ms),
+                m(|t| t.upload_ms),
+                m(|t| t.kernels_ms),
+                m(|t| t.download_ms)
+            );
         }
     }
 }

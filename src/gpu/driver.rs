@@ -222,6 +222,7 @@ pub(crate) const KERNELS: &[&str] = &[
     "cuzk_ntt_stage",
     "cuzk_ntt_first_stages",
     "cuzk_ntt_mid_stages",
+    "cuzk_ntt_ab_minus_c",
 ];
 
 /// One device: its primary context, a stream, the loaded kernels and cached buffers.

@@ -71,26 +71,7 @@ impl GpuContext {
         if kind == NttKind::Coset {
             self.scale(d_a, n as u32, g, Scalar::ONE, d_pw)?;
         }
-        let sl = log_n.min(SMEM_LOG);
-        unsafe {
-            self.launch_grid(
-                "cuzk_ntt_first_stages",
-                (n >> sl) as u32,
-                1 << (sl - 1),
-                Args::new().arg(d_a).arg(d_b).arg(tw).arg(log_n),
-            )?;
-            let mut s0 = sl;
-            while s0 < log_n {
-                let k = (log_n - s0).min(MID_MAX);
-                self.launch_grid(
-                    "cuzk_ntt_mid_stages",
-                    (n >> (k + MID_LOW)) as u32,
-                    1 << (k + MID_LOW - 1),
-                    Args::new().arg(d_b).arg(tw).arg(log_n).arg(s0).arg(k),
-                )?;
-                s0 += k;
-            }
-        }
+        self.transform(d_a, d_b, tw, log_n)?;
         match kind {
             NttKind::Inverse => self.scale(d_b, n as u32, Scalar::ONE, n_inv, d_pw)?,
             NttKind::InverseCoset => {
@@ -110,6 +91,116 @@ impl GpuContext {
             download_ms: e3.ms_to(&e4)?,
             total_ms: t0.elapsed().as_secs_f32() * 1e3,
         })
+    }
+
+    /// The radix-2 transform with twiddle table `tw`, from `src` (read only)
+    /// into `dst`: bit-reversal gather and the first stages in one pass, then 6 stages a pass.
+    fn transform(&self, src: u64, dst: u64, tw: u64, log_n: u32) -> Result<(), GpuError> {
+        let n = 1usize << log_n;
+        let sl = log_n.min(SMEM_LOG);
+        // SAFETY: src and dst hold n elements, tw n/2; the argument lists match cuzk.cu.
+        unsafe {
+            self.launch_grid(
+                "cuzk_ntt_first_stages",
+                (n >> sl) as u32,
+                1 << (sl - 1),
+                Args::new().arg(src).arg(dst).arg(tw).arg(log_n),
+            )?;
+            let mut s0 = sl;
+            while s0 < log_n {
+                let k = (log_n - s0).min(MID_MAX);
+                self.launch_grid(
+                    "cuzk_ntt_mid_stages",
+                    (n >> (k + MID_LOW)) as u32,
+                    1 << (k + MID_LOW - 1),
+                    Args::new().arg(dst).arg(tw).arg(log_n).arg(s0).arg(k),
+                )?;
+                s0 += k;
+            }
+        }
+        Ok(())
+    }
+
+    /// The quotient polynomial's coefficients of a Groth16 proof, as
+    /// `cpu::ntt::h_coefficients` computes them: a, b, c are evaluations at ω^i (length
+    /// n = 2^k, k >= 1); each goes to the coset g·ω^i (iNTT, then coset NTT), then
+    /// (a·b − c) / Z on the coset goes back to coefficients (inverse coset NTT). Returns the
+    /// first n − 1 coefficients. Everything between the uploads and the one download stays
+    /// on the device.
+    pub fn h_coefficients(
+        &mut self,
+        a: &[Scalar],
+        b: &[Scalar],
+        c: &[Scalar],
+    ) -> Result<(Vec<Scalar>, NttTimings), GpuError> {
+        let t0 = Instant::now();
+        let n = a.len();
+        if b.len() != n || c.len() != n || n < 2 || !n.is_power_of_two() || n > 1 << MAX_LOG_N {
+            return Err(GpuError::InvalidArgument(format!(
+                "h_coefficients: lengths {}, {}, {} must be one power of two in 2..=2^{MAX_LOG_N}",
+                a.len(),
+                b.len(),
+                c.len()
+            )));
+        }
+        self.bind()?;
+        let log_n = n.trailing_zeros();
+        let bytes = n * 32;
+        let d = [
+            self.scratch("ntt.a", bytes)?,
+            self.scratch("ntt.b", bytes)?,
+            self.scratch("ntt.c", bytes)?,
+        ];
+        let d_t = self.scratch("ntt.t", bytes)?;
+        let d_pw = self.scratch("ntt.pw", 32 * 32)?;
+        let e0 = self.mark()?;
+        self.upload_staged(d[0], a)?;
+        self.upload_staged(d[1], b)?;
+        self.upload_staged(d[2], c)?;
+        let e1 = self.mark()?;
+        let tw_inv = self.twiddle_table(log_n, true, d_pw)?;
+        let tw_fwd = self.twiddle_table(log_n, false, d_pw)?;
+        let e2 = self.mark()?;
+
+        let g = Scalar::MULTIPLICATIVE_GENERATOR;
+        let g_inv = g.invert().expect("g != 0");
+        let n_inv = Scalar::from(n as u64).invert().expect("n < r");
+        // 1 / Z(g·ω^i) = 1 / (g^n − 1), the same constant on the whole coset.
+        let z_inv = (g.pow_vartime([n as u64]) - Scalar::ONE)
+            .invert()
+            .expect("g is not an n-th root of unity");
+        for &v in &d {
+            self.transform(v, d_t, tw_inv, log_n)?;
+            self.scale(d_t, n as u32, g, n_inv, d_pw)?; // 1/n of the iNTT and g^i of the coset
+            self.transform(d_t, v, tw_fwd, log_n)?;
+        }
+        // SAFETY: three n-element buffers; the argument list matches cuzk.cu.
+        unsafe {
+            self.launch(
+                "cuzk_ntt_ab_minus_c",
+                n as u64,
+                256,
+                0,
+                Args::new().arg(d[0]).arg(d[1]).arg(d[2]).arg(n as u32),
+            )?;
+        }
+        self.transform(d[0], d_t, tw_inv, log_n)?;
+        self.scale(d_t, n as u32, g_inv, n_inv * z_inv, d_pw)?;
+        let e3 = self.mark()?;
+        let mut h = vec![Scalar::ZERO; n - 1];
+        self.download_staged(&mut h, d_t)?;
+        let e4 = self.mark()?;
+        self.sync()?;
+        Ok((
+            h,
+            NttTimings {
+                upload_ms: e0.ms_to(&e1)?,
+                twiddles_ms: e1.ms_to(&e2)?,
+                kernels_ms: e2.ms_to(&e3)?,
+                download_ms: e3.ms_to(&e4)?,
+                total_ms: t0.elapsed().as_secs_f32() * 1e3,
+            },
+        ))
     }
 
     /// v[i] *= factor · base^i on the device. `d_pw` is a 32-entry scratch table; the

@@ -96,6 +96,16 @@ impl GpuContext {
         Err(GpuError::NotCompiled)
     }
 
+    /// The quotient polynomial's coefficients from a, b, c evaluations.
+    pub fn h_coefficients(
+        &mut self,
+        _a: &[Scalar],
+        _b: &[Scalar],
+        _c: &[Scalar],
+    ) -> Result<(Vec<Scalar>, NttTimings), GpuError> {
+        Err(GpuError::NotCompiled)
+    }
+
     /// Frees cached device buffers (twiddles, MSM scratch).
     pub fn release_scratch(&mut self) {}
 }

@@ -99,10 +99,10 @@ impl GpuContext {
     /// The quotient polynomial's coefficients from a, b, c evaluations.
     pub fn h_coefficients(
         &mut self,
-        _a: &[Scalar],
+        _a: &mut [Scalar],
         _b: &[Scalar],
         _c: &[Scalar],
-    ) -> Result<(Vec<Scalar>, NttTimings), GpuError> {
+    ) -> Result<NttTimings, GpuError> {
         Err(GpuError::NotCompiled)
     }
 

@@ -664,10 +664,11 @@ impl Drop for Event {
 }
 
 /// Kernel arguments: each value is copied into its own 8-byte-aligned slot, and
-/// cuLaunchKernel gets the slots' addresses (it copies the values at launch).
+/// cuLaunchKernel gets the slots' addresses (it copies the values at launch). The slots do
+/// not move between `pointers()` and the launch: nothing is pushed after it.
 #[derive(Default)]
 pub(crate) struct Args {
-    slots: Vec<Box<[u64; 4]>>,
+    slots: Vec<[u64; 4]>,
 }
 
 impl Args {
@@ -681,7 +682,7 @@ impl Args {
             std::mem::size_of::<T>() <= 32,
             "kernel arguments are at most 32 bytes"
         );
-        let mut slot = Box::new([0u64; 4]);
+        let mut slot = [0u64; 4];
         // SAFETY: the slot has 32 bytes and T is Copy with size <= 32.
         unsafe {
             std::ptr::copy_nonoverlapping(

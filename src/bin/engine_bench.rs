@@ -4,10 +4,11 @@
 //! ```text
 //! cargo run --release --features test-fixtures --bin engine_bench -- \
 //!     [--seconds 30] [--constraints 16384] [--partitions 2] [--backlog 6] \
-//!     [--devices 1] [--workers 2] [--finalizers 2]
+//!     [--devices 1] [--workers 2] [--finalizers 2] [--gpu 0]
 //! ```
 //!
-//! Every device is a CPU device for now (the GPU backend plugs in as a `Device`). Params
+//! `--devices N` gives N logical CPU devices; `--gpu 1` uses every CUDA GPU instead (a build
+//! with `--features cuda,test-fixtures`), `--gpu 2` two logical devices per GPU. Params
 //! come from the test-only fixture generator, which is why the bench needs that feature.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -26,6 +27,8 @@ struct Args {
     partitions: usize,
     backlog: u64,
     devices: usize,
+    /// 0: CPU devices; k > 0: k logical devices on every CUDA GPU.
+    gpu: usize,
     workers: usize,
     finalizers: usize,
 }
@@ -39,6 +42,7 @@ fn parse() -> Result<Args, String> {
         devices: 1,
         workers: 2,
         finalizers: 2,
+        gpu: 0,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -54,6 +58,7 @@ fn parse() -> Result<Args, String> {
             "--devices" => a.devices = n as usize,
             "--workers" => a.workers = n as usize,
             "--finalizers" => a.finalizers = n as usize,
+            "--gpu" => a.gpu = n as usize,
             _ => return Err(format!("unknown flag {flag}")),
         }
     }
@@ -136,7 +141,15 @@ fn main() {
     );
 
     let engine = Engine::new(EngineConfig {
-        devices: Device::cpu(args.devices),
+        devices: if args.gpu == 0 {
+            Device::cpu(args.devices)
+        } else {
+            let gpus: Vec<Device> = (0..args.gpu)
+                .flat_map(|_| Device::gpus().expect("opening the GPUs"))
+                .collect();
+            assert!(!gpus.is_empty(), "--gpu: no CUDA device");
+            gpus
+        },
         workers_per_device: args.workers,
         finalizers: args.finalizers,
         ..EngineConfig::default()

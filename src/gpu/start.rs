@@ -1,20 +1,17 @@
 //! The start phase on a CUDA device: the H polynomial through the device NTTs and the four
 //! G1 MSMs (H, L, A, B_g1) through the device Pippenger.
 //!
-//! This first integration keeps the host in charge of the data flow: each transform and each
-//! MSM uploads its input and downloads its result, the pointwise A·B − C and the density
-//! gathers run on the host, and the SRS points are uploaded with every MSM. It is correct
-//! and uses the device for all the heavy arithmetic; keeping the vectors and the SRS resident
-//! on the device is the next step (notes/gpu.md).
+//! H runs wholly on the device (one upload of a, b and c, one download of H). Each MSM uploads
+//! its scalars and, for now, its SRS points too; the density gathers run on the host. Keeping
+//! each SRS resident on the device (LRU across SRSs) is the next step (notes/gpu.md).
 
 use std::sync::Mutex;
 use std::time::Instant;
 
 use blstrs::Scalar;
 use ff::Field;
-use rayon::prelude::*;
 
-use super::{GpuContext, NttKind};
+use super::GpuContext;
 use crate::cpu::msm::{gather, Selection};
 use crate::cpu::ntt::Domain;
 use crate::error::{Error, Result};
@@ -68,26 +65,20 @@ impl StartPhase for GpuStart {
         let n = a.len().next_power_of_two();
         for v in [&mut a, &mut b, &mut c] {
             v.resize(n, Scalar::ZERO);
-            ctx.ntt(v, NttKind::Inverse)?;
-            ctx.ntt(v, NttKind::Coset)?;
         }
-        a.par_iter_mut()
-            .zip(b.par_iter())
-            .zip(c.par_iter())
-            .with_min_len(1 << 12)
-            .for_each(|((a, b), c)| *a = *a * b - c);
-        drop((b, c));
-        ctx.ntt(&mut a, NttKind::InverseCoset)?;
-        let z_inv = Domain::cached(n.trailing_zeros())?.z_inv_on_coset();
-        a.truncate(n - 1);
-        a.par_iter_mut()
-            .with_min_len(1 << 12)
-            .for_each(|x| *x *= z_inv);
+        let h = if n < 2 {
+            // A one-element domain has no H coefficient; the device transform needs n ≥ 2.
+            crate::cpu::ntt::h_coefficients(&*Domain::cached(0)?, a, b, c)
+        } else {
+            ctx.h_coefficients(&mut a, &b, &c)?;
+            drop((b, c));
+            a.truncate(n - 1);
+            a
+        };
         let ntt = t0.elapsed();
 
         let t1 = Instant::now();
-        let h = ctx.msm_g1(&srs.h, &a)?;
-        drop(a);
+        let h = ctx.msm_g1(&srs.h, &h)?;
         let l = ctx.msm_g1(&srs.l, &w.aux)?;
         let a_scalars = gather(&[
             (&w.input, Selection::All),

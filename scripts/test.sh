@@ -17,6 +17,11 @@ if [ -x scripts/check-header.sh ]; then
     scripts/check-header.sh
 fi
 
+if [ -f scripts/cuda-host-test.sh ]; then
+    step "CUDA arithmetic and MSM pipeline on the host, against Python big integers"
+    bash scripts/cuda-host-test.sh
+fi
+
 if [ -f scripts/setup-cuda.sh ] && [ "${CUZK_SKIP_CUDA:-0}" != 1 ]; then
     step "CUDA kernels compile (pinned nvcc 13.0 from PyPI)"
     bash scripts/setup-cuda.sh

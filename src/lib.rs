@@ -16,9 +16,9 @@ pub mod cpu;
 pub mod engine;
 pub mod error;
 pub mod ffi;
-pub mod gpu;
 #[cfg(feature = "test-fixtures")]
 pub mod fixtures;
+pub mod gpu;
 pub mod groth16;
 pub mod stats;
 

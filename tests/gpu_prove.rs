@@ -159,6 +159,56 @@ fn two_logical_devices_on_one_gpu_share_a_backlog() {
     println!("two logical devices on one GPU: partitions per device {per_device:?}");
 }
 
+/// Resident SRS copies: with room for one SRS only, alternating between two evicts and
+/// re-uploads, and every proof still equals the CPU's.
+#[test]
+fn resident_srs_cache_evicts_and_stays_correct() {
+    if gpu_start().is_none() {
+        return;
+    }
+    let circuits = [
+        SampleCircuit::BooleanHeavy {
+            bits: 4000,
+            seed: 0,
+        },
+        SampleCircuit::Random {
+            constraints: 3000,
+            seed: 0,
+        },
+    ];
+    let srss: Vec<_> = circuits
+        .iter()
+        .enumerate()
+        .map(|(i, c)| generate_srs(c.clone(), &ToxicWaste::from_seed(30 + i as u64)).unwrap())
+        .collect();
+    let g1 = |s: &cuzk::groth16::Srs| 96 * (s.h.len() + s.l.len() + s.a.len() + s.b_g1.len());
+    let budget = g1(&srss[0]).max(g1(&srss[1])) + 1;
+    let gpu = GpuStart::with_resident_budget(0, Some(budget)).unwrap();
+    for (round, which) in [0usize, 0, 1, 0, 1, 1].into_iter().enumerate() {
+        let a = synthesize(circuits[which].with_seed(round as u64)).unwrap();
+        let rs = rs(round as u64);
+        let on_gpu = prove(&gpu, &srss[which], a.clone(), rs).unwrap();
+        assert_eq!(
+            on_gpu,
+            prove(&CpuStart, &srss[which], a, rs).unwrap(),
+            "round {round}"
+        );
+        assert_eq!(
+            gpu.resident_bytes(),
+            g1(&srss[which]),
+            "only the last SRS is kept"
+        );
+    }
+    // An SRS larger than the budget is proved without a resident copy.
+    let tiny = GpuStart::with_resident_budget(0, Some(1000)).unwrap();
+    let a = synthesize(circuits[0].clone()).unwrap();
+    assert_eq!(
+        prove(&tiny, &srss[0], a.clone(), rs(7)).unwrap(),
+        prove(&CpuStart, &srss[0], a, rs(7)).unwrap()
+    );
+    assert_eq!(tiny.resident_bytes(), 0);
+}
+
 #[test]
 fn gpu_equals_cpu_at_2_pow_20() {
     let Some(gpu) = gpu_start() else { return };
@@ -174,7 +224,13 @@ fn gpu_equals_cpu_at_2_pow_20() {
     let rs = rs(20);
     let t = Instant::now();
     let on_gpu = prove(&gpu, &srs, a.clone(), rs).unwrap();
+    let first = t.elapsed();
+    // The second proof finds the SRS resident on the device.
+    let t = Instant::now();
+    let again = prove(&gpu, &srs, a.clone(), rs).unwrap();
     let tg = t.elapsed();
+    assert_eq!(on_gpu, again);
+    println!("2^20 proof on the gpu: first (uploads the SRS) {first:?}, then {tg:?}");
     let t = Instant::now();
     let on_cpu = prove(&CpuStart, &srs, a, rs).unwrap();
     println!("2^20 proof: gpu {tg:?}, cpu {:?}", t.elapsed());

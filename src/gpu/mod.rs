@@ -14,6 +14,7 @@
 //! converted from Montgomery form on the device.
 
 mod error;
+mod resident;
 mod start;
 mod types;
 

@@ -1,17 +1,19 @@
 //! The start phase on a CUDA device: the H polynomial through the device NTTs and the four
 //! G1 MSMs (H, L, A, B_g1) through the device Pippenger.
 //!
-//! H runs wholly on the device (one upload of a, b and c, one download of H). Each MSM uploads
-//! its scalars and, for now, its SRS points too; the density gathers run on the host. Keeping
-//! each SRS resident on the device (LRU across SRSs) is the next step (notes/gpu.md).
+//! H runs wholly on the device (one upload of a, b and c, one download of H). The SRS's G1
+//! sections stay on the device between proofs ([`ResidentCache`], least recently used
+//! evicted, within half the device's memory), so an MSM uploads only its scalars. The
+//! density gathers run on the host.
 
 use std::sync::Mutex;
 use std::time::Instant;
 
-use blstrs::Scalar;
+use blstrs::{G1Affine, G1Projective, Scalar};
 use ff::Field;
 
-use super::GpuContext;
+use super::resident::ResidentCache;
+use super::{DeviceG1Points, GpuContext};
 use crate::cpu::msm::{gather, Selection};
 use crate::cpu::ntt::Domain;
 use crate::error::{Error, Result};
@@ -19,11 +21,20 @@ use crate::groth16::assignment::{Evaluations, Witness};
 use crate::groth16::prover::{PartialProof, StartPhase, StartTimings};
 use crate::groth16::srs::Srs;
 
+/// Share of a device's memory its resident SRSs may take; the rest is left to the MSM and
+/// NTT scratch buffers.
+const RESIDENT_SHARE: f64 = 0.5;
+
+struct DeviceState {
+    ctx: GpuContext,
+    resident: ResidentCache,
+}
+
 /// The start phase on one CUDA device.
 pub struct GpuStart {
     // The engine's device mutex already serializes start phases per device; this lock only
     // gives `&self` access to the context's `&mut` API and is never contended.
-    ctx: Mutex<GpuContext>,
+    state: Mutex<DeviceState>,
 }
 
 impl std::fmt::Debug for GpuStart {
@@ -35,10 +46,42 @@ impl std::fmt::Debug for GpuStart {
 impl GpuStart {
     /// A start phase on device `ordinal`; fails when there is no such device or no kernels.
     pub fn new(ordinal: usize) -> Result<Self> {
+        Self::with_resident_budget(ordinal, None)
+    }
+
+    /// As [`GpuStart::new`], with at most `budget` bytes of resident SRS points (default:
+    /// half the device's memory).
+    pub fn with_resident_budget(ordinal: usize, budget: Option<usize>) -> Result<Self> {
+        let ctx = GpuContext::new(ordinal)?;
+        let budget = budget.unwrap_or((ctx.info().total_memory as f64 * RESIDENT_SHARE) as usize);
         Ok(GpuStart {
-            ctx: Mutex::new(GpuContext::new(ordinal)?),
+            state: Mutex::new(DeviceState {
+                ctx,
+                resident: ResidentCache::new(budget),
+            }),
         })
     }
+
+    /// Device bytes the resident SRS copies take now.
+    pub fn resident_bytes(&self) -> usize {
+        self.state
+            .lock()
+            .map(|s| s.resident.used())
+            .unwrap_or_default()
+    }
+}
+
+/// Σ scalars·points, from the resident copy when there is one.
+fn msm(
+    ctx: &mut GpuContext,
+    resident: Option<&DeviceG1Points>,
+    points: &[G1Affine],
+    scalars: &[Scalar],
+) -> Result<G1Projective> {
+    Ok(match resident {
+        Some(r) => ctx.msm_g1_resident(r, 0, scalars)?.0,
+        None => ctx.msm_g1(points, scalars)?,
+    })
 }
 
 impl StartPhase for GpuStart {
@@ -52,10 +95,11 @@ impl StartPhase for GpuStart {
         evaluations: Evaluations,
         w: &Witness,
     ) -> Result<(PartialProof, StartTimings)> {
-        let mut ctx = self
-            .ctx
+        let mut guard = self
+            .state
             .lock()
             .map_err(|_| Error::internal("a previous start phase on this device panicked"))?;
+        let DeviceState { ctx, resident } = &mut *guard;
         let t0 = Instant::now();
         let Evaluations {
             mut a,
@@ -78,19 +122,20 @@ impl StartPhase for GpuStart {
         let ntt = t0.elapsed();
 
         let t1 = Instant::now();
-        let h = ctx.msm_g1(&srs.h, &h)?;
-        let l = ctx.msm_g1(&srs.l, &w.aux)?;
+        let kept = resident.get(ctx, srs);
+        let h = msm(ctx, kept.map(|r| &r.h), &srs.h, &h)?;
+        let l = msm(ctx, kept.map(|r| &r.l), &srs.l, &w.aux)?;
         let a_scalars = gather(&[
             (&w.input, Selection::All),
             (&w.aux, Selection::Dense(&w.a_aux_density)),
         ]);
-        let a = ctx.msm_g1(&srs.a, &a_scalars)?;
+        let a = msm(ctx, kept.map(|r| &r.a), &srs.a, &a_scalars)?;
         drop(a_scalars);
         let b_scalars = gather(&[
             (&w.input, Selection::Dense(&w.b_input_density)),
             (&w.aux, Selection::Dense(&w.b_aux_density)),
         ]);
-        let b_g1 = ctx.msm_g1(&srs.b_g1, &b_scalars)?;
+        let b_g1 = msm(ctx, kept.map(|r| &r.b_g1), &srs.b_g1, &b_scalars)?;
         Ok((
             PartialProof { h, l, a, b_g1 },
             StartTimings {

@@ -1,0 +1,134 @@
+//! SRS points kept on a device between proofs, least recently used evicted first.
+//!
+//! Uploading an SRS's G1 sections costs as much as a large MSM (about 45 ms for 2^24
+//! points on an H200), and every partition of every job of one circuit uses the same ones.
+//! So each device keeps the sections of the SRSs it proved with, within a byte budget, and
+//! evicts the least recently used SRS when a new one does not fit. An SRS that alone exceeds
+//! the budget is not kept: its MSMs upload the points each time, as without a cache.
+//!
+//! An SRS is recognised by where its sections live in host memory and by a fingerprint of
+//! their lengths and first and last points; a different SRS at a reused address differs in
+//! its points. The engine never changes an SRS's points in place (jobs share it behind an
+//! `Arc`), which is what makes a sampled fingerprint enough.
+
+use blstrs::G1Affine;
+
+use super::{DeviceG1Points, GpuContext, GpuError};
+use crate::groth16::srs::Srs;
+
+/// The host identity of an SRS's G1 sections.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct SrsKey {
+    addresses: [usize; 4],
+    lengths: [usize; 4],
+    /// First and last point of each section, and δ in G1.
+    samples: Vec<G1Affine>,
+}
+
+impl SrsKey {
+    fn of(srs: &Srs) -> Self {
+        let sections = [&srs.h, &srs.l, &srs.a, &srs.b_g1];
+        let mut samples = vec![srs.vk.delta_g1];
+        for s in sections {
+            samples.extend(s.first().copied());
+            samples.extend(s.last().copied());
+        }
+        SrsKey {
+            addresses: sections.map(|s| s.as_ptr() as usize),
+            lengths: sections.map(|s| s.len()),
+            samples,
+        }
+    }
+}
+
+/// One SRS's G1 sections on the device.
+pub(crate) struct ResidentSrs {
+    pub(crate) h: DeviceG1Points,
+    pub(crate) l: DeviceG1Points,
+    pub(crate) a: DeviceG1Points,
+    pub(crate) b_g1: DeviceG1Points,
+}
+
+struct Entry {
+    key: SrsKey,
+    srs: ResidentSrs,
+    bytes: usize,
+    last_used: u64,
+}
+
+/// The resident SRSs of one device.
+pub(crate) struct ResidentCache {
+    entries: Vec<Entry>,
+    budget: usize,
+    used: usize,
+    tick: u64,
+}
+
+/// Device bytes of an SRS's G1 sections.
+fn g1_bytes(srs: &Srs) -> usize {
+    96 * (srs.h.len() + srs.l.len() + srs.a.len() + srs.b_g1.len())
+}
+
+impl ResidentCache {
+    /// A cache that keeps at most `budget` bytes of points.
+    pub(crate) fn new(budget: usize) -> Self {
+        ResidentCache {
+            entries: Vec::new(),
+            budget,
+            used: 0,
+            tick: 0,
+        }
+    }
+
+    /// Bytes of points kept now.
+    pub(crate) fn used(&self) -> usize {
+        self.used
+    }
+
+    /// `srs`'s sections on the device, uploaded now if they were not there; `None` when the
+    /// SRS alone exceeds the budget or the upload failed (the caller then uploads per MSM).
+    pub(crate) fn get(&mut self, ctx: &mut GpuContext, srs: &Srs) -> Option<&ResidentSrs> {
+        self.tick += 1;
+        let key = SrsKey::of(srs);
+        if let Some(i) = self.entries.iter().position(|e| e.key == key) {
+            self.entries[i].last_used = self.tick;
+            return Some(&self.entries[i].srs);
+        }
+        let bytes = g1_bytes(srs);
+        if bytes > self.budget {
+            return None;
+        }
+        while self.used + bytes > self.budget {
+            let lru = (0..self.entries.len()).min_by_key(|&i| self.entries[i].last_used)?;
+            let evicted = self.entries.swap_remove(lru);
+            self.used -= evicted.bytes;
+        }
+        let upload = |ctx: &mut GpuContext| -> Result<ResidentSrs, GpuError> {
+            Ok(ResidentSrs {
+                h: ctx.upload_g1_points(&srs.h)?,
+                l: ctx.upload_g1_points(&srs.l)?,
+                a: ctx.upload_g1_points(&srs.a)?,
+                b_g1: ctx.upload_g1_points(&srs.b_g1)?,
+            })
+        };
+        match upload(ctx) {
+            Ok(resident) => {
+                self.used += bytes;
+                self.entries.push(Entry {
+                    key,
+                    srs: resident,
+                    bytes,
+                    last_used: self.tick,
+                });
+                self.entries.last().map(|e| &e.srs)
+            }
+            Err(e) => {
+                // Out of device memory, most likely: free what is kept and go on uncached.
+                tracing::warn!(target: "cuzk::gpu", error = %e, "SRS upload failed; proving without a resident copy");
+                self.entries.clear();
+                self.used = 0;
+                None
+            }
+        }
+    }
+}

@@ -15,20 +15,11 @@ use ff::Field;
 use group::Group;
 use rayon::prelude::*;
 
-use crate::groth16::density::Density;
+pub use crate::groth16::density::Selection;
 
 const SCALAR_BITS: usize = 255;
 /// Below this share of "other" scalars, gathering the points for Pippenger pays off.
 const SPLIT_THRESHOLD: f64 = 0.85;
-
-/// Which scalars of a variable vector an MSM uses.
-#[derive(Clone, Copy, Debug)]
-pub enum Selection<'a> {
-    /// All of them.
-    All,
-    /// Those whose bit is set.
-    Dense(&'a Density),
-}
 
 /// A group the CPU MSM runs in.
 pub trait MsmGroup {
@@ -163,6 +154,7 @@ pub fn msm_g2(points: &[G2Affine], scalars: &[Scalar]) -> G2Projective {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::groth16::density::Density;
     use group::Curve;
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;

@@ -40,20 +40,8 @@ impl StartPhase for CpuStart {
         let t1 = Instant::now();
         let h = msm::<G1>(&srs.h, &[(&h, Selection::All)]);
         let l = msm::<G1>(&srs.l, &[(&w.aux, Selection::All)]);
-        let a = msm::<G1>(
-            &srs.a,
-            &[
-                (&w.input, Selection::All),
-                (&w.aux, Selection::Dense(&w.a_aux_density)),
-            ],
-        );
-        let b_g1 = msm::<G1>(
-            &srs.b_g1,
-            &[
-                (&w.input, Selection::Dense(&w.b_input_density)),
-                (&w.aux, Selection::Dense(&w.b_aux_density)),
-            ],
-        );
+        let a = msm::<G1>(&srs.a, &w.a_query());
+        let b_g1 = msm::<G1>(&srs.b_g1, &w.b_query());
         Ok((
             PartialProof { h, l, a, b_g1 },
             StartTimings {

@@ -14,7 +14,7 @@ use ff::Field;
 
 use super::resident::ResidentCache;
 use super::{DeviceG1Points, GpuContext};
-use crate::cpu::msm::{gather, Selection};
+use crate::cpu::msm::gather;
 use crate::cpu::ntt::Domain;
 use crate::error::{Error, Result};
 use crate::groth16::assignment::{Evaluations, Witness};
@@ -125,16 +125,10 @@ impl StartPhase for GpuStart {
         let kept = resident.get(ctx, srs);
         let h = msm(ctx, kept.map(|r| &r.h), &srs.h, &h)?;
         let l = msm(ctx, kept.map(|r| &r.l), &srs.l, &w.aux)?;
-        let a_scalars = gather(&[
-            (&w.input, Selection::All),
-            (&w.aux, Selection::Dense(&w.a_aux_density)),
-        ]);
+        let a_scalars = gather(&w.a_query());
         let a = msm(ctx, kept.map(|r| &r.a), &srs.a, &a_scalars)?;
         drop(a_scalars);
-        let b_scalars = gather(&[
-            (&w.input, Selection::Dense(&w.b_input_density)),
-            (&w.aux, Selection::Dense(&w.b_aux_density)),
-        ]);
+        let b_scalars = gather(&w.b_query());
         let b_g1 = msm(ctx, kept.map(|r| &r.b_g1), &srs.b_g1, &b_scalars)?;
         Ok((
             PartialProof { h, l, a, b_g1 },

@@ -7,7 +7,7 @@
 use blstrs::Scalar;
 use ff::{Field, PrimeField};
 
-use super::density::Density;
+use super::density::{Density, Selection};
 use super::srs::Srs;
 use crate::error::{Error, ErrorKind, Result};
 
@@ -73,6 +73,25 @@ impl CircuitShape {
     /// Host bytes the witness takes, held until the proof is assembled.
     pub fn witness_bytes(&self) -> usize {
         (self.inputs + self.aux) * std::mem::size_of::<Scalar>() + (self.inputs + 2 * self.aux) / 8
+    }
+}
+
+impl Witness {
+    /// The scalars the `a` section pairs with: every input, then the A-dense aux values.
+    pub fn a_query(&self) -> [(&[Scalar], Selection<'_>); 2] {
+        [
+            (&self.input, Selection::All),
+            (&self.aux, Selection::Dense(&self.a_aux_density)),
+        ]
+    }
+
+    /// The scalars the `b_g1` and `b_g2` sections pair with: the B-dense inputs, then the
+    /// B-dense aux values.
+    pub fn b_query(&self) -> [(&[Scalar], Selection<'_>); 2] {
+        [
+            (&self.input, Selection::Dense(&self.b_input_density)),
+            (&self.aux, Selection::Dense(&self.b_aux_density)),
+        ]
     }
 }
 

@@ -127,6 +127,15 @@ impl Density {
     }
 }
 
+/// Which scalars of a variable vector an MSM uses.
+#[derive(Clone, Copy, Debug)]
+pub enum Selection<'a> {
+    /// All of them.
+    All,
+    /// Those whose bit is set.
+    Dense(&'a Density),
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

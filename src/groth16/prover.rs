@@ -14,7 +14,7 @@ use group::{prime::PrimeCurveAffine, Curve};
 use super::assignment::{Assignment, Evaluations, Witness};
 use super::proof::Proof;
 use super::srs::Srs;
-use crate::cpu::msm::{msm, Selection, G2};
+use crate::cpu::msm::{msm, G2};
 use crate::error::{Error, ErrorKind, Result};
 
 /// What the start phase hands to `finish`: the four G1 MSM results.
@@ -76,13 +76,7 @@ impl Randomness {
 
 /// The B_g2 MSM: Σ over B-dense inputs and aux of value·B_g2ᵢ.
 pub fn b_g2_msm(srs: &Srs, witness: &Witness) -> G2Projective {
-    msm::<G2>(
-        &srs.b_g2,
-        &[
-            (&witness.input, Selection::Dense(&witness.b_input_density)),
-            (&witness.aux, Selection::Dense(&witness.b_aux_density)),
-        ],
-    )
+    msm::<G2>(&srs.b_g2, &witness.b_query())
 }
 
 /// The host share: the B_g2 MSM, then the assembly

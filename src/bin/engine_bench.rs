@@ -4,12 +4,20 @@
 //! ```text
 //! cargo run --release --features test-fixtures --bin engine_bench -- \
 //!     [--seconds 30] [--constraints 16384] [--partitions 2] [--backlog 6] \
-//!     [--devices 1] [--workers 2] [--finalizers 2] [--gpu 0]
+//!     [--devices 1] [--workers 2] [--finalizers 2] [--gpu 0] [--max-gpus 0] \
+//!     [--jobs 0 --proofs-out FILE]
 //! ```
 //!
 //! `--devices N` gives N logical CPU devices; `--gpu 1` uses every CUDA GPU instead (a build
-//! with `--features cuda,test-fixtures`), `--gpu 2` two logical devices per GPU. Params
-//! come from the test-only fixture generator, which is why the bench needs that feature.
+//! with `--features cuda,test-fixtures`), `--gpu 2` two logical devices per GPU, and
+//! `--max-gpus K` only the first K GPUs. Params come from the test-only fixture generator,
+//! which is why the bench needs that feature.
+//!
+//! By default the feeder keeps `--backlog` partitions queued for `--seconds`. `--jobs N`
+//! instead proves a fixed backlog: N jobs queued at once, each with its own reproducible
+//! r and s, timed until the last proof is back. Every proof is checked against its own
+//! job's public inputs, and `--proofs-out` writes them one per line (job, partition, hex),
+//! so that runs on different device sets can be compared byte for byte with `cmp`.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
@@ -17,7 +25,10 @@ use std::time::{Duration, Instant};
 
 use cuzk::engine::Device;
 use cuzk::fixtures::{generate_srs, SampleCircuit, ToxicWaste};
-use cuzk::groth16::synthesize;
+use std::fmt::Write as _;
+
+use blstrs::Scalar;
+use cuzk::groth16::{synthesize, verify_proof, Assignment, Randomness, Srs};
 use cuzk::stats::HistogramSnapshot;
 use cuzk::{Engine, EngineConfig, ErrorKind, Priority, RandomnessChoice, StatsSnapshot};
 
@@ -31,6 +42,11 @@ struct Args {
     gpu: usize,
     workers: usize,
     finalizers: usize,
+    /// 0: every GPU; k > 0: the first k.
+    max_gpus: usize,
+    /// 0: timed mode; n > 0: a fixed backlog of n jobs.
+    jobs: u64,
+    proofs_out: Option<String>,
 }
 
 fn parse() -> Result<Args, String> {
@@ -43,10 +59,17 @@ fn parse() -> Result<Args, String> {
         workers: 2,
         finalizers: 2,
         gpu: 0,
+        max_gpus: 0,
+        jobs: 0,
+        proofs_out: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let value = it.next().ok_or(format!("{flag} needs a value"))?;
+        if flag == "--proofs-out" {
+            a.proofs_out = Some(value);
+            continue;
+        }
         let n: u64 = value
             .parse()
             .map_err(|_| format!("{flag}: not a number: {value}"))?;
@@ -59,6 +82,8 @@ fn parse() -> Result<Args, String> {
             "--workers" => a.workers = n as usize,
             "--finalizers" => a.finalizers = n as usize,
             "--gpu" => a.gpu = n as usize,
+            "--max-gpus" => a.max_gpus = n as usize,
+            "--jobs" => a.jobs = n,
             _ => return Err(format!("unknown flag {flag}")),
         }
     }
@@ -144,8 +169,21 @@ fn main() {
         devices: if args.gpu == 0 {
             Device::cpu(args.devices)
         } else {
+            let mut found = Device::gpus().expect("opening the GPUs");
+            if args.max_gpus > 0 {
+                found.truncate(args.max_gpus);
+            }
             let gpus: Vec<Device> = (0..args.gpu)
-                .flat_map(|_| Device::gpus().expect("opening the GPUs"))
+                .flat_map(|k| {
+                    // Logical device k on each GPU opens its own context.
+                    if k == 0 {
+                        found.clone()
+                    } else {
+                        let mut more = Device::gpus().expect("opening the GPUs");
+                        more.truncate(found.len());
+                        more
+                    }
+                })
                 .collect();
             assert!(!gpus.is_empty(), "--gpu: no CUDA device");
             gpus
@@ -155,6 +193,19 @@ fn main() {
         ..EngineConfig::default()
     })
     .expect("engine");
+    println!(
+        "devices: {}",
+        engine
+            .devices()
+            .iter()
+            .map(|d| d.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if args.jobs > 0 {
+        fixed_backlog(&args, &engine, &srs, &partitions);
+        return;
+    }
     let stop = AtomicBool::new(false);
     let proved = AtomicU64::new(0);
     let (jobs_tx, jobs_rx) = crossbeam_channel::unbounded();
@@ -211,4 +262,78 @@ fn main() {
         proved.load(Relaxed),
         last.partitions_dropped
     );
+}
+
+/// r and s of partition `p` of job `j`: distinct for every proof, the same in every run.
+fn randomness(j: u64, p: usize) -> Randomness {
+    let k = 1 + 2 * (j * 1000 + p as u64);
+    Randomness {
+        r: Scalar::from(k) * Scalar::from(0x9e37_79b9_7f4a_7c15),
+        s: Scalar::from(k + 1) * Scalar::from(0xc2b2_ae3d_27d4_eb4f),
+    }
+}
+
+/// Proves `args.jobs` jobs queued at once and reports the time to the last proof, checking
+/// each proof against its own job's public inputs and (where asked) writing them out.
+fn fixed_backlog(args: &Args, engine: &Engine, srs: &Arc<Srs>, partitions: &[Assignment]) {
+    let pvk = srs.vk.prepare();
+    let t = Instant::now();
+    let mut lines = String::new();
+    let mut proofs = 0u64;
+    std::thread::scope(|scope| {
+        // Submitted from their own thread: admission may wait for memory that only collected
+        // jobs give back.
+        let (tx, rx) = crossbeam_channel::unbounded();
+        scope.spawn(move || {
+            for j in 0..args.jobs {
+                let rs = (0..partitions.len()).map(|p| randomness(j, p)).collect();
+                let job = engine
+                    .prove_start(
+                        srs.clone(),
+                        partitions.to_vec(),
+                        RandomnessChoice::Given(rs),
+                        Priority::PorepSnap,
+                    )
+                    .expect("admitted");
+                tx.send(job).expect("collector alive");
+            }
+        });
+        for (j, job) in rx.iter().enumerate() {
+            let job: cuzk::Job = job;
+            let got = job
+                .finish(Duration::from_secs(3600))
+                .unwrap_or_else(|e| panic!("job {j} failed: {e}"));
+            assert_eq!(got.len(), partitions.len(), "job {j}: proof count");
+            for (p, proof) in got.iter().enumerate() {
+                let inputs = &partitions[p].witness.input[1..];
+                assert!(
+                    verify_proof(&pvk, proof, inputs).expect("verifying"),
+                    "job {j} partition {p}: the proof does not verify"
+                );
+                let hex: String = proof
+                    .to_bytes()
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
+                let _ = writeln!(lines, "{j} {p} {hex}");
+                proofs += 1;
+            }
+        }
+    });
+    let wall = t.elapsed().as_secs_f64();
+    let s = engine.stats();
+    report("fixed backlog, all proofs back", &s);
+    let per_device: u64 = s.devices().iter().map(|d| d.partitions).sum();
+    println!(
+        "  {proofs} proofs of {} jobs in {wall:.2} s: {:.3} proofs/s; start phases per device sum to {per_device} (partitions proved {}); every proof verified against its own inputs",
+        args.jobs,
+        proofs as f64 / wall,
+        s.partitions_proved
+    );
+    assert_eq!(per_device, s.partitions_proved, "per-device start phases");
+    assert_eq!(s.partitions_proved, proofs, "partitions proved");
+    if let Some(path) = &args.proofs_out {
+        std::fs::write(path, lines).expect("writing --proofs-out");
+        println!("  proofs written to {path}");
+    }
 }

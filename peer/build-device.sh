@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Builds peer_bench (cuzk on the GPU against bellperson 0.26 + supraseal-c2) on a machine
+# without a GPU and stages it, stripped, in <repo>/.devbin-peer/ for the GPU machine, which has
+# no cargo and no network. Run from anywhere: peer/build-device.sh
+#
+# supraseal-c2 is compiled by sppark's nvcc rules (SASS sm_80 + compute_80 PTX, so an H200
+# JIT-compiles it at the first call; peer_bench warms it up) and links the CUDA runtime
+# statically; cuzk's kernels get SASS for CUZK_CUDA_ARCHS (default 90 here) and load the
+# driver at run time. Both need nothing from the toolkit at run time but the driver.
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+tk="$repo/.cuda-toolkit/nvidia/cu13"
+[ -x "$tk/bin/nvcc" ] || "$repo/scripts/setup-cuda.sh"
+[ -e "$tk/lib64" ] || ln -s lib "$tk/lib64"
+
+export PATH="$tk/bin:$PATH"
+export CUDA_PATH="$tk"
+export RUSTFLAGS="-L $tk/lib"
+export CUZK_CUDA_ARCHS="${CUZK_CUDA_ARCHS:-90}"
+export CUZK_REQUIRE_CUDA=1
+# peer_bench prints which cuzk it carries (the crate is built from the working tree).
+CUZK_PEER_SOURCE="commit $(git -C "$repo" rev-parse --short HEAD)"
+git -C "$repo" diff --quiet HEAD -- src cuda build.rs Cargo.toml ||
+    CUZK_PEER_SOURCE="$CUZK_PEER_SOURCE + uncommitted changes"
+export CUZK_PEER_SOURCE
+
+cd "$repo/peer"
+# supraseal-c2 is C++: link libstdc++ statically (a folder holding only libstdc++.a, searched
+# before the system's), so the binary asks the GPU machine's image for glibc only.
+cxx="$repo/peer/target/static-libstdcxx"
+mkdir -p "$cxx"
+ln -sf "$(c++ -print-file-name=libstdc++.a)" "$cxx/libstdc++.a"
+cargo rustc --release --locked --bin peer_bench -- -L "native=$cxx"
+
+out="$repo/.devbin-peer"
+mkdir -p "$out"
+strip -o "$out/peer_bench" target/release/peer_bench
+
+# Any CUDA runtime the binary links dynamically goes next to it (the GPU machine has the
+# driver but maybe not libcudart); run it with LD_LIBRARY_PATH=.devbin-peer then.
+for lib in $(ldd "$out/peer_bench" | awk '/libcudart|libnvrtc|not found/ {print $1}'); do
+    if [ -e "$tk/lib/$lib" ]; then
+        cp -L "$tk/lib/$lib" "$out/"
+    else
+        echo "build-device: $lib is needed but not in $tk/lib" >&2
+        exit 1
+    fi
+done
+
+ldd "$out/peer_bench"
+ls -l "$out"
+du -sh "$out"

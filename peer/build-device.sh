@@ -7,6 +7,11 @@
 # JIT-compiles it at the first call; peer_bench warms it up) and links the CUDA runtime
 # statically; cuzk's kernels get SASS for CUZK_CUDA_ARCHS (default 90 here) and load the
 # driver at run time. Both need nothing from the toolkit at run time but the driver.
+#
+#   peer/build-device.sh                 cuzk as it is in the working tree
+#   peer/build-device.sh --commit REV    cuzk (and peer/) as committed at REV, from a temporary
+#                                        git worktree: figures that name a commit, whatever
+#                                        is being edited meanwhile
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,13 +24,26 @@ export CUDA_PATH="$tk"
 export RUSTFLAGS="-L $tk/lib"
 export CUZK_CUDA_ARCHS="${CUZK_CUDA_ARCHS:-90}"
 export CUZK_REQUIRE_CUDA=1
-# peer_bench prints which cuzk it carries (the crate is built from the working tree).
-CUZK_PEER_SOURCE="commit $(git -C "$repo" rev-parse --short HEAD)"
-git -C "$repo" diff --quiet HEAD -- src cuda build.rs Cargo.toml ||
-    CUZK_PEER_SOURCE="$CUZK_PEER_SOURCE + uncommitted changes"
-export CUZK_PEER_SOURCE
+# The artifacts of registry crates (supraseal-c2 takes minutes) are shared by both kinds of
+# build; cuzk and peer_bench are rebuilt per source folder.
+export CARGO_TARGET_DIR="$repo/peer/target"
 
-cd "$repo/peer"
+src="$repo"
+if [ "${1:-}" = "--commit" ]; then
+    rev="$(git -C "$repo" rev-parse --verify "${2:?--commit needs a revision}^{commit}")"
+    src="$(mktemp -d)/cuzk"
+    git -C "$repo" worktree add --detach "$src" "$rev" >/dev/null
+    trap 'git -C "$repo" worktree remove --force "$src"' EXIT
+    # peer_bench prints which cuzk it carries.
+    export CUZK_PEER_SOURCE="commit ${rev:0:7}"
+else
+    CUZK_PEER_SOURCE="commit $(git -C "$repo" rev-parse --short HEAD)"
+    [ -z "$(git -C "$repo" status --porcelain -- src cuda build.rs Cargo.toml)" ] ||
+        CUZK_PEER_SOURCE="$CUZK_PEER_SOURCE + uncommitted changes"
+    export CUZK_PEER_SOURCE
+fi
+
+cd "$src/peer"
 # supraseal-c2 is C++: link libstdc++ statically (a folder holding only libstdc++.a, searched
 # before the system's), so the binary asks the GPU machine's image for glibc only.
 cxx="$repo/peer/target/static-libstdcxx"
@@ -35,7 +53,7 @@ cargo rustc --release --locked --bin peer_bench -- -L "native=$cxx"
 
 out="$repo/.devbin-peer"
 mkdir -p "$out"
-strip -o "$out/peer_bench" target/release/peer_bench
+strip -o "$out/peer_bench" "$CARGO_TARGET_DIR/release/peer_bench"
 
 # Any CUDA runtime the binary links dynamically goes next to it (the GPU machine has the
 # driver but maybe not libcudart); run it with LD_LIBRARY_PATH=.devbin-peer then.

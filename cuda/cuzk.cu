@@ -3,6 +3,7 @@
 // cuModuleGetFunction; src/gpu/ names the same symbols.
 #include "field.cuh"
 #include "g1.cuh"
+#include "g2.cuh"
 #include "msm.cuh"
 #include "ntt.cuh"
 
@@ -45,6 +46,33 @@ extern "C" __global__ void cuzk_msm_bucket_reduce(const g1_xyzz_t* buckets, uint
 
 extern "C" __global__ void cuzk_msm_tree_reduce(g1_xyzz_t* tot, g1_xyzz_t* acc, uint32_t nwin, uint32_t K,
                                                 uint32_t log_m, uint32_t l, g1_xyzz_t* out) {
+    msm_tree_reduce_thread(GID(), tot, acc, nwin, K, log_m, l, out);
+}
+
+// G2 (B_g2): the same stages over Fp2. A G2 XYZZ accumulator alone is 96 registers, so the
+// accumulation gets the whole register file of one block per SM slot (255 per thread).
+extern "C" __global__ void __launch_bounds__(128, 1)
+    cuzk_msm_accumulate_g2(const g2_affine_t* points, const uint32_t* sorted_idx, const uint32_t* sorted_bkt,
+                           const uint32_t* totals, uint32_t n, uint32_t nwin, uint32_t L, uint32_t T, uint32_t B,
+                           g2_xyzz_t* buckets, g2_xyzz_t* pieces, uint32_t* piece_bkt) {
+    msm_accumulate_thread(GID(), points, sorted_idx, sorted_bkt, totals, n, nwin, L, T, B, buckets, pieces, piece_bkt);
+}
+
+extern "C" __global__ void __launch_bounds__(128, 1)
+    cuzk_msm_merge_pieces_g2(const g2_xyzz_t* in_pc, const uint32_t* in_pb, uint32_t S_in, uint32_t G,
+                             uint32_t nwin, uint32_t B, g2_xyzz_t* out_pc, uint32_t* out_pb, g2_xyzz_t* buckets) {
+    msm_merge_pieces_thread(GID(), in_pc, in_pb, S_in, G, nwin, B, out_pc, out_pb, buckets);
+}
+
+extern "C" __global__ void __launch_bounds__(128, 1)
+    cuzk_msm_bucket_reduce_g2(const g2_xyzz_t* buckets, uint32_t nwin, uint32_t B, uint32_t K, g2_xyzz_t* tot,
+                              g2_xyzz_t* acc) {
+    msm_bucket_reduce_thread(GID(), buckets, nwin, B, K, tot, acc);
+}
+
+extern "C" __global__ void __launch_bounds__(128, 1)
+    cuzk_msm_tree_reduce_g2(g2_xyzz_t* tot, g2_xyzz_t* acc, uint32_t nwin, uint32_t K, uint32_t log_m, uint32_t l,
+                            g2_xyzz_t* out) {
     msm_tree_reduce_thread(GID(), tot, acc, nwin, K, log_m, l, out);
 }
 

@@ -1,4 +1,4 @@
-// G1 Pippenger MSM, one device pass per stage. Each stage is a per-thread function (`*_thread`)
+// Pippenger MSM over G1 and G2, one device pass per stage. Each stage is a per-thread function (`*_thread`)
 // that the kernels in cuzk.cu call with their global thread id, and that the host test
 // (cuda/test/host_test.cpp) calls in a plain loop, so the whole pipeline is checked without a GPU.
 //
@@ -18,6 +18,7 @@
 //  The host combines the windows: sum_w 2^(c*w) * W_w.
 #pragma once
 #include "g1.cuh"
+#include "g2.cuh"
 
 #define CUZK_PIECE_EMPTY 0xffffffffu
 
@@ -43,6 +44,33 @@ HD g1_affine_t cuzk_load_affine(const g1_affine_t* p) {
                      : "=r"(r.y.v[4 * i]), "=r"(r.y.v[4 * i + 1]), "=r"(r.y.v[4 * i + 2]), "=r"(r.y.v[4 * i + 3])
                      : "l"(reinterpret_cast<const char*>(p) + 48 + 16 * i));
     }
+    return r;
+#else
+    return *p;
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+// One 48-byte Fp in 3 wide loads (see cuzk_load_affine).
+__device__ __forceinline__ void cuzk_load_fp(fp_t& f, const char* src) {
+#pragma unroll
+    for (int i = 0; i < 3; i++) {
+        asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(f.v[4 * i]), "=r"(f.v[4 * i + 1]), "=r"(f.v[4 * i + 2]), "=r"(f.v[4 * i + 3])
+                     : "l"(src + 16 * i));
+    }
+}
+#endif
+
+// The same for a 192-byte G2 affine point (x.c0, x.c1, y.c0, y.c1): 12 wide loads.
+HD g2_affine_t cuzk_load_affine(const g2_affine_t* p) {
+#if defined(__CUDA_ARCH__)
+    g2_affine_t r;
+    const char* b = reinterpret_cast<const char*>(p);
+    cuzk_load_fp(r.x.c0, b);
+    cuzk_load_fp(r.x.c1, b + 48);
+    cuzk_load_fp(r.y.c0, b + 96);
+    cuzk_load_fp(r.y.c1, b + 144);
     return r;
 #else
     return *p;
@@ -119,10 +147,12 @@ HD void msm_scatter_thread(uint32_t i, const fr_t* scalars, uint32_t n, uint32_t
 }
 
 // 4. one thread per (window, slice of L sorted entries); T slices per window.
-HD void msm_accumulate_thread(uint32_t gid, const g1_affine_t* points, const uint32_t* sorted_idx,
+// Stages 4-7 are templates over the coordinate field F: fp_t for G1, fp2_t for G2.
+template <class F>
+HD void msm_accumulate_thread(uint32_t gid, const affine_t<F>* points, const uint32_t* sorted_idx,
                               const uint32_t* sorted_bkt, const uint32_t* totals, uint32_t n,
                               uint32_t nwin, uint32_t L, uint32_t T, uint32_t B,
-                              g1_xyzz_t* buckets, g1_xyzz_t* pieces, uint32_t* piece_bkt) {
+                              xyzz_t<F>* buckets, xyzz_t<F>* pieces, uint32_t* piece_bkt) {
     uint32_t w = gid / T, t = gid % T;
     if (w >= nwin) return;
     size_t p0 = (size_t)w * 2 * T + 2 * (size_t)t;
@@ -136,16 +166,16 @@ HD void msm_accumulate_thread(uint32_t gid, const g1_affine_t* points, const uin
     uint32_t end = start + L < cnt ? start + L : cnt;
     const uint32_t* idx = sorted_idx + (size_t)w * n;
     const uint32_t* bkt = sorted_bkt + (size_t)w * n;
-    g1_xyzz_t acc = g1_xyzz_t::inf();
+    xyzz_t<F> acc = xyzz_t<F>::inf();
     // The next entry's point is loaded while this one is added: the gathers are random
     // (DRAM latency once the points outgrow L2) and the addition is long enough to hide them.
     uint32_t e_next = idx[start], b_next = bkt[start];
-    g1_affine_t pt_next = cuzk_load_affine(points + (e_next & 0x7fffffffu));
+    affine_t<F> pt_next = cuzk_load_affine(points + (e_next & 0x7fffffffu));
     uint32_t cur = b_next;
     bool first = true;
     for (uint32_t j = start; j < end; j++) {
         const uint32_t e = e_next, b = b_next;
-        const g1_affine_t pt = pt_next;
+        const affine_t<F> pt = pt_next;
         if (j + 1 < end) {
             e_next = idx[j + 1];
             b_next = bkt[j + 1];
@@ -159,7 +189,7 @@ HD void msm_accumulate_thread(uint32_t gid, const g1_affine_t* points, const uin
             } else {
                 buckets[(size_t)w * B + cur - 1] = acc;  // whole bucket, owned by this thread
             }
-            acc = g1_xyzz_t::inf();
+            acc = xyzz_t<F>::inf();
             cur = b;
         }
         if (!pt.is_inf()) acc.add_affine(pt.x, (e >> 31) ? pt.y.neg() : pt.y);
@@ -181,18 +211,19 @@ HD void msm_accumulate_thread(uint32_t gid, const g1_affine_t* points, const uin
 // the next level. When one chunk covers the window (S_in <= G) every run is whole. A bucket
 // spread over many slices (skewed scalars) costs log_G(slices) levels of at most G additions,
 // never one long serial chain.
-HD void msm_merge_pieces_thread(uint32_t gid, const g1_xyzz_t* in_pc, const uint32_t* in_pb, uint32_t S_in,
-                                uint32_t G, uint32_t nwin, uint32_t B, g1_xyzz_t* out_pc, uint32_t* out_pb,
-                                g1_xyzz_t* buckets) {
+template <class F>
+HD void msm_merge_pieces_thread(uint32_t gid, const xyzz_t<F>* in_pc, const uint32_t* in_pb, uint32_t S_in,
+                                uint32_t G, uint32_t nwin, uint32_t B, xyzz_t<F>* out_pc, uint32_t* out_pb,
+                                xyzz_t<F>* buckets) {
     const uint32_t chunks = (S_in + G - 1) / G;
     const uint32_t w = gid / chunks, t = gid % chunks;
     if (w >= nwin) return;
     const bool last_level = chunks == 1;
-    const g1_xyzz_t* pc = in_pc + (size_t)w * S_in;
+    const xyzz_t<F>* pc = in_pc + (size_t)w * S_in;
     const uint32_t* pb = in_pb + (size_t)w * S_in;
     const size_t o0 = (size_t)w * 2 * chunks + 2 * (size_t)t;
     const uint32_t start = t * G, end = start + G < S_in ? start + G : S_in;
-    g1_xyzz_t acc = g1_xyzz_t::inf();
+    xyzz_t<F> acc = xyzz_t<F>::inf();
     uint32_t cur = CUZK_PIECE_EMPTY;
     bool first = true;
     for (uint32_t j = start; j < end; j++) {
@@ -234,13 +265,14 @@ HD void msm_merge_pieces_thread(uint32_t gid, const g1_xyzz_t* in_pc, const uint
 // 6. one thread per (window, segment of m = B/K buckets): segment k holds buckets
 // b in [k*m + 1, (k+1)*m]. Writes acc_k = sum S_b and tot_k = sum (b - k*m) S_b (running sum
 // from the top), the weights relative to the segment's own base.
-HD void msm_bucket_reduce_thread(uint32_t gid, const g1_xyzz_t* buckets, uint32_t nwin, uint32_t B,
-                                 uint32_t K, g1_xyzz_t* tot_out, g1_xyzz_t* acc_out) {
+template <class F>
+HD void msm_bucket_reduce_thread(uint32_t gid, const xyzz_t<F>* buckets, uint32_t nwin, uint32_t B,
+                                 uint32_t K, xyzz_t<F>* tot_out, xyzz_t<F>* acc_out) {
     uint32_t w = gid / K, k = gid % K;
     if (w >= nwin) return;
     uint32_t m = B / K;
-    const g1_xyzz_t* bw = buckets + (size_t)w * B;
-    g1_xyzz_t acc = g1_xyzz_t::inf(), tot = g1_xyzz_t::inf();
+    const xyzz_t<F>* bw = buckets + (size_t)w * B;
+    xyzz_t<F> acc = xyzz_t<F>::inf(), tot = xyzz_t<F>::inf();
     for (uint32_t b = (k + 1) * m; b > k * m; b--) {
         acc.add(bw[b - 1]);
         tot.add(acc);
@@ -253,22 +285,23 @@ HD void msm_bucket_reduce_thread(uint32_t gid, const g1_xyzz_t* buckets, uint32_
 // segment L = t*2^(l+1) spans m*2^l buckets, so relative to L's base the upper segment's
 // weights grow by m*2^l: tot_L += tot_H + 2^(log2(m)+l) * acc_H (doublings), acc_L += acc_H.
 // The last level writes the window's sum to out[w].
-HD void msm_tree_reduce_thread(uint32_t gid, g1_xyzz_t* tot, g1_xyzz_t* acc, uint32_t nwin, uint32_t K,
-                               uint32_t log_m, uint32_t l, g1_xyzz_t* out) {
+template <class F>
+HD void msm_tree_reduce_thread(uint32_t gid, xyzz_t<F>* tot, xyzz_t<F>* acc, uint32_t nwin, uint32_t K,
+                               uint32_t log_m, uint32_t l, xyzz_t<F>* out) {
     uint32_t pairs = K >> (l + 1);
     uint32_t w = gid / pairs, t = gid % pairs;
     if (w >= nwin) return;
     size_t L = (size_t)w * K + ((size_t)t << (l + 1)), H = L + ((size_t)1 << l);
-    g1_xyzz_t a = acc[H];
+    xyzz_t<F> a = acc[H];
     for (uint32_t i = 0; i < log_m + l; i++) a = a.dbl();
-    g1_xyzz_t r = tot[L];
+    xyzz_t<F> r = tot[L];
     r.add(tot[H]);
     r.add(a);
     if (pairs == 1) {
         out[w] = r;
     } else {
         tot[L] = r;
-        g1_xyzz_t s = acc[L];
+        xyzz_t<F> s = acc[L];
         s.add(acc[H]);
         acc[L] = s;
     }

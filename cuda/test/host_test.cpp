@@ -1,4 +1,4 @@
-// Host check of the device arithmetic and of the MSM pipeline, without a GPU: the per-thread
+// Host check of the device arithmetic and of the MSM pipeline (G1 and G2), without a GPU: the per-thread
 // stage functions of msm.cuh run in plain loops (one "thread" at a time, so atomics are plain
 // adds) against big-integer vectors from gen_vectors.py. Run: scripts/cuda-host-test.sh
 #include <cstdio>
@@ -32,14 +32,33 @@ static fp_t fp_inv(const fp_t& a) {
     return r;
 }
 
-// Runs the device pipeline stage by stage, as src/gpu/msm.rs launches it.
-static g1_xyzz_t msm_emulated(const std::vector<g1_affine_t>& pts, std::vector<fr_t> sc, uint32_t c, uint32_t L, uint32_t Kmax) {
+static fp2_t fp2_inv(const fp2_t& a) {
+    fp_t t = fp_inv(a.c0.sqr() + a.c1.sqr());
+    fp2_t r;
+    r.c0 = a.c0 * t;
+    r.c1 = (a.c1 * t).neg();
+    return r;
+}
+
+static bool read_fp2(FILE* f, fp2_t& a) { return read_fe(f, a.c0.v, 12) && read_fe(f, a.c1.v, 12); }
+static bool eq2(const fp2_t& a, const fp2_t& b) { return a.c0.eq(b.c0) && a.c1.eq(b.c1); }
+static fp_t canon(const fp_t& a) { return a.from_mont(); }
+static fp2_t canon(const fp2_t& a) { fp2_t r; r.c0 = a.c0.from_mont(); r.c1 = a.c1.from_mont(); return r; }
+static fp_t inv(const fp_t& a) { return fp_inv(a); }
+static fp2_t inv(const fp2_t& a) { return fp2_inv(a); }
+static bool same(const fp_t& a, const fp_t& b) { return a.eq(b); }
+static bool same(const fp2_t& a, const fp2_t& b) { return eq2(a, b); }
+
+// Runs the device pipeline stage by stage, as src/gpu/msm.rs launches it, over G1 (F = fp_t)
+// or G2 (F = fp2_t).
+template <class F>
+static xyzz_t<F> msm_emulated(const std::vector<affine_t<F>>& pts, std::vector<fr_t> sc, uint32_t c, uint32_t L, uint32_t Kmax) {
     uint32_t n = pts.size();
     uint32_t nwin = (256 + c - 1) / c, B = 1u << (c - 1), stride = B + 1;
     uint32_t T = (n + L - 1) / L;
     uint32_t K = B < Kmax ? B : Kmax;
     std::vector<uint32_t> hist(nwin * stride, 0), totals(nwin), sidx(nwin * n), sbkt(nwin * n), pbkt(nwin * 2 * T);
-    std::vector<g1_xyzz_t> buckets(nwin * B, g1_xyzz_t::inf()), pieces(nwin * 2 * T), tot(nwin * K), acc(nwin * K), out(nwin);
+    std::vector<xyzz_t<F>> buckets(nwin * B, xyzz_t<F>::inf()), pieces(nwin * 2 * T), tot(nwin * K), acc(nwin * K), out(nwin);
     for (uint32_t i = 0; i < n; i++) msm_scalars_hist_thread(i, sc.data(), n, c, nwin, hist.data());
     for (uint32_t w = 0; w < nwin; w++) msm_scan_thread(w, hist.data(), c, nwin, totals.data());
     for (uint32_t i = 0; i < n; i++) msm_scatter_thread(i, sc.data(), n, c, nwin, hist.data(), sidx.data(), sbkt.data());
@@ -48,9 +67,9 @@ static g1_xyzz_t msm_emulated(const std::vector<g1_affine_t>& pts, std::vector<f
     {
         // The same level loop as src/gpu/msm.rs, with G = L + 3 to vary the chunking.
         const uint32_t G = L + 3;  // G >= 4, or a level need not shrink (2*ceil(S/G) < S)
-        std::vector<g1_xyzz_t> pc2(nwin * 2 * T);
+        std::vector<xyzz_t<F>> pc2(nwin * 2 * T);
         std::vector<uint32_t> pb2(nwin * 2 * T);
-        g1_xyzz_t *in_pc = pieces.data(), *out_pc = pc2.data();
+        xyzz_t<F> *in_pc = pieces.data(), *out_pc = pc2.data();
         uint32_t *in_pb = pbkt.data(), *out_pb = pb2.data();
         uint32_t S = 2 * T;
         for (;;) {
@@ -69,12 +88,23 @@ static g1_xyzz_t msm_emulated(const std::vector<g1_affine_t>& pts, std::vector<f
     for (uint32_t l = 0; (K >> (l + 1)) >= 1; l++)
         for (uint32_t g = 0; g < nwin * (K >> (l + 1)); g++)
             msm_tree_reduce_thread(g, tot.data(), acc.data(), nwin, K, log_m, l, out.data());
-    g1_xyzz_t r = out[nwin - 1];
+    xyzz_t<F> r = out[nwin - 1];
     for (int w = nwin - 2; w >= 0; w--) {
         for (uint32_t k = 0; k < c; k++) r = r.dbl();
         r.add(out[w]);
     }
     return r;
+}
+
+// Whether an XYZZ result is the affine point (wx, wy), given canonical (0, 0 for infinity).
+template <class F>
+static bool msm_matches(const xyzz_t<F>& r, const F& wx, const F& wy) {
+    F gx = F::zero(), gy = F::zero();
+    if (!r.is_inf()) {
+        gx = canon(r.X * inv(r.ZZ));
+        gy = canon(r.Y * inv(r.ZZZ));
+    }
+    return same(gx, wx) && same(gy, wy);
 }
 
 int main(int argc, char** argv) {
@@ -108,17 +138,39 @@ int main(int argc, char** argv) {
         read_fe(f, wx.v, 12); read_fe(f, wy.v, 12);
         const uint32_t params[][3] = {{4, 1, 2}, {5, 3, 4}, {8, 2, 16}, {13, 32, 256}, {16, 7, 4096}};
         for (auto& pr : params) {
-            g1_xyzz_t r = msm_emulated(pts, sc, pr[0], pr[1], pr[2]);
-            fp_t gx = fp_t::zero(), gy = fp_t::zero();
-            if (!r.is_inf()) {
-                gx = (r.X * fp_inv(r.ZZ)).from_mont();
-                gy = (r.Y * fp_inv(r.ZZZ)).from_mont();
-            }
             checks++;
-            if (!gx.eq(wx) || !gy.eq(wy)) {
+            if (!msm_matches(msm_emulated(pts, sc, pr[0], pr[1], pr[2]), wx, wy)) {
                 fails++;
                 printf("msm case %d (n=%d, c=%u, L=%u, K=%u) wrong\n", cs, n, pr[0], pr[1], pr[2]);
-                print(" got x", gx); print(" want x", wx);
+            }
+        }
+    }
+    // Fp2: a b a*b a^2
+    int nf2;
+    if (fscanf(f, "%d", &nf2) != 1) return 2;
+    for (int i = 0; i < nf2; i++) {
+        fp2_t a, b, m, q;
+        read_fp2(f, a); read_fp2(f, b); read_fp2(f, m); read_fp2(f, q);
+        checks += 2;
+        if (!eq2(a * b, m)) { fails++; print("fp2 mul got c0", (a * b).c0); }
+        if (!eq2(a.sqr(), q)) { fails++; print("fp2 sqr got c0", a.sqr().c0); }
+    }
+    // G2 MSMs through the same templated pipeline.
+    if (fscanf(f, "%d", &ncases) != 1) return 2;
+    for (int cs = 0; cs < ncases; cs++) {
+        int n;
+        if (fscanf(f, "%d", &n) != 1) return 2;
+        std::vector<g2_affine_t> pts(n);
+        std::vector<fr_t> sc(n);
+        for (int i = 0; i < n; i++) { read_fp2(f, pts[i].x); read_fp2(f, pts[i].y); read_fe(f, sc[i].v, 8); }
+        fp2_t wx, wy;
+        read_fp2(f, wx); read_fp2(f, wy);
+        const uint32_t params[][3] = {{4, 1, 2}, {8, 2, 16}, {13, 32, 256}};
+        for (auto& pr : params) {
+            checks++;
+            if (!msm_matches(msm_emulated(pts, sc, pr[0], pr[1], pr[2]), wx, wy)) {
+                fails++;
+                printf("g2 msm case %d (n=%d, c=%u, L=%u, K=%u) wrong\n", cs, n, pr[0], pr[1], pr[2]);
             }
         }
     }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks the CUDA arithmetic and the MSM pipeline on the host (no GPU): compiles
 # cuda/test/host_test.cpp with the system C++ compiler and runs it on vectors from
-# cuda/test/gen_vectors.py. Needs python3 and g++ (or $CXX).
+# cuda/test/gen_vectors.py; then the density gather (cuda/test/gather_test.cpp, self-contained).
+# Needs python3 and g++ (or $CXX).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tmp="$(mktemp -d)"
@@ -11,3 +12,6 @@ for seed in 1 2; do
     python3 "$repo/cuda/test/gen_vectors.py" "$seed" > "$tmp/vectors.txt"
     "$tmp/host_test" "$tmp/vectors.txt"
 done
+# The density gather's per-thread function against a plain loop (self-contained).
+"${CXX:-g++}" -std=c++17 -O2 -Wall -Wextra -Wno-unknown-pragmas -o "$tmp/gather_test" "$repo/cuda/test/gather_test.cpp"
+"$tmp/gather_test"

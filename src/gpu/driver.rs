@@ -223,6 +223,7 @@ pub(crate) const KERNELS: &[&str] = &[
     "cuzk_ntt_first_stages",
     "cuzk_ntt_mid_stages",
     "cuzk_ntt_ab_minus_c",
+    "cuzk_gather_dense",
 ];
 
 /// One device: its primary context, a stream, the loaded kernels and cached buffers.

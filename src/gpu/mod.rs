@@ -25,17 +25,21 @@ pub use types::{DeviceInfo, MsmTimings, NttKind, NttTimings};
 #[cfg(cuzk_cuda_kernels)]
 mod driver;
 #[cfg(cuzk_cuda_kernels)]
+mod gather;
+#[cfg(cuzk_cuda_kernels)]
 mod msm;
 #[cfg(cuzk_cuda_kernels)]
 mod ntt;
 
 #[cfg(cuzk_cuda_kernels)]
 pub use driver::{discover, DeviceG1Points, GpuContext};
+#[cfg(cuzk_cuda_kernels)]
+pub use gather::DeviceScalars;
 
 #[cfg(not(cuzk_cuda_kernels))]
 mod stub;
 #[cfg(not(cuzk_cuda_kernels))]
-pub use stub::{discover, DeviceG1Points, GpuContext};
+pub use stub::{discover, DeviceG1Points, DeviceScalars, GpuContext};
 
 /// The usable CUDA devices; empty when there is no driver, no GPU, or no compiled kernels.
 /// [`discover`] says why a list is empty.

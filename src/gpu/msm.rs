@@ -54,11 +54,21 @@ fn env_u32(name: &str) -> Option<u32> {
 
 /// Where an MSM's points are.
 #[derive(Clone, Copy)]
-enum Points<'a> {
+pub(super) enum Points<'a> {
     /// On the host: uploaded into scratch first.
     Host(&'a [G1Affine]),
     /// Already on the device, at this address.
     Device(u64),
+}
+
+/// Where an MSM's scalars are.
+#[derive(Clone, Copy)]
+pub(super) enum Scalars<'a> {
+    /// On the host: uploaded into the scalar scratch buffer first.
+    Host(&'a [Scalar]),
+    /// This many, already in the scalar scratch buffer ([`GpuContext::msm_scalar_scratch`]),
+    /// e.g. gathered there on the device (`gather.rs`).
+    Scratch(usize),
 }
 
 /// The parameters of one MSM run.
@@ -116,7 +126,7 @@ impl GpuContext {
                 scalars.len()
             )));
         }
-        self.msm_g1_inner(Points::Host(points), scalars)
+        self.msm_g1_inner(Points::Host(points), Scalars::Host(scalars))
     }
 
     /// Copies `points` to the device once, for [`Self::msm_g1_resident`] (an SRS section
@@ -155,27 +165,36 @@ impl GpuContext {
         // 96-byte points keep every offset 16-byte aligned, as the vector loads need.
         self.msm_g1_inner(
             Points::Device(points.device_ptr() + (start * 96) as u64),
-            scalars,
+            Scalars::Host(scalars),
         )
     }
 
-    fn msm_g1_inner(
+    /// The device buffer an MSM of `n` scalars converts in place: filling it on the device
+    /// and passing [`Scalars::Scratch`] skips the upload.
+    pub(super) fn msm_scalar_scratch(&mut self, n: usize) -> Result<u64, GpuError> {
+        self.scratch("msm.scalars", n * 32)
+    }
+
+    pub(super) fn msm_g1_inner(
         &mut self,
         points: Points<'_>,
-        scalars: &[Scalar],
+        scalars: Scalars<'_>,
     ) -> Result<(G1Projective, MsmTimings), GpuError> {
         let t0 = Instant::now();
-        if scalars.len() >= (1 << 31) {
+        let len = match scalars {
+            Scalars::Host(s) => s.len(),
+            Scalars::Scratch(n) => n,
+        };
+        if len >= (1 << 31) {
             return Err(GpuError::InvalidArgument(format!(
-                "msm_g1: {} points is over 2^31 - 1",
-                scalars.len()
+                "msm_g1: {len} points is over 2^31 - 1"
             )));
         }
-        if scalars.is_empty() {
+        if len == 0 {
             return Ok((G1Projective::identity(), MsmTimings::default()));
         }
         self.bind()?;
-        let p = Plan::new(scalars.len());
+        let p = Plan::new(len);
         let n = p.n as usize;
         let (nwin, nb, t2) = (p.nwin as usize, p.buckets as usize, 2 * p.slices as usize);
         let hist_len = nwin * (nb + 1);
@@ -184,7 +203,7 @@ impl GpuContext {
             Points::Host(_) => self.scratch("msm.points", n * 96)?,
             Points::Device(ptr) => ptr,
         };
-        let d_scalars = self.scratch("msm.scalars", n * 32)?;
+        let d_scalars = self.msm_scalar_scratch(n)?;
         let d_hist = self.scratch("msm.hist", hist_len * 4)?;
         let d_totals = self.scratch("msm.totals", nwin * 4)?;
         let d_sidx = self.scratch("msm.sorted_idx", nwin * n * 4)?;
@@ -205,7 +224,9 @@ impl GpuContext {
         if let Points::Host(points) = points {
             self.upload_staged(d_points, points)?;
         }
-        self.upload_staged(d_scalars, scalars)?;
+        if let Scalars::Host(scalars) = scalars {
+            self.upload_staged(d_scalars, scalars)?;
+        }
         let e1 = self.mark()?;
         self.memset0(d_hist, hist_len * 4)?;
         self.memset0(d_buckets, nwin * nb * XYZZ_BYTES)?;

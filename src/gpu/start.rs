@@ -3,8 +3,9 @@
 //!
 //! H runs wholly on the device (one upload of a, b and c, one download of H). The SRS's G1
 //! sections stay on the device between proofs ([`ResidentCache`], least recently used
-//! evicted, within half the device's memory), so an MSM uploads only its scalars. The
-//! density gathers run on the host.
+//! evicted, within half the device's memory), so an MSM uploads only its scalars. With a
+//! resident SRS the aux values go to the device once and the A and B_g1 density gathers run
+//! there (`gather.rs`); without one, they run on the host and each MSM uploads its scalars.
 
 use std::sync::Mutex;
 use std::time::Instant;
@@ -12,12 +13,13 @@ use std::time::Instant;
 use blstrs::{G1Affine, G1Projective, Scalar};
 use ff::Field;
 
-use super::resident::ResidentCache;
-use super::{DeviceG1Points, GpuContext};
+use super::resident::{ResidentCache, ResidentSrs};
+use super::{DeviceG1Points, DeviceScalars, GpuContext};
 use crate::cpu::msm::gather;
 use crate::cpu::ntt::Domain;
 use crate::error::{Error, Result};
 use crate::groth16::assignment::{Evaluations, Witness};
+use crate::groth16::density::Selection;
 use crate::groth16::prover::{PartialProof, StartPhase, StartTimings};
 use crate::groth16::srs::Srs;
 
@@ -84,6 +86,48 @@ fn msm(
     })
 }
 
+/// The L, A and B_g1 MSMs against a resident SRS: the aux values are uploaded once; L
+/// copies them on the device, A and B_g1 gather their density-selected ones there.
+fn resident_msms(
+    ctx: &mut GpuContext,
+    kept: &ResidentSrs,
+    w: &Witness,
+) -> Result<[G1Projective; 3]> {
+    let aux = ctx.upload_scalars(&w.aux)?;
+    let all = [(&[][..], Selection::All), (&w.aux[..], Selection::All)];
+    Ok([
+        msm_gathered(ctx, &kept.l, &aux, all)?,
+        msm_gathered(ctx, &kept.a, &aux, w.a_query())?,
+        msm_gathered(ctx, &kept.b_g1, &aux, w.b_query())?,
+    ])
+}
+
+/// One MSM of `resident_msms`: the query's (few) selected inputs are gathered on the host
+/// and put in front, its aux part is selected on the device from `aux`.
+fn msm_gathered(
+    ctx: &mut GpuContext,
+    points: &DeviceG1Points,
+    aux: &DeviceScalars,
+    [inputs, (_, selection)]: [(&[Scalar], Selection<'_>); 2],
+) -> Result<G1Projective> {
+    let front = gather(&[inputs]);
+    Ok(ctx
+        .msm_g1_resident_device_scalars(points, &front, aux, selection)?
+        .0)
+}
+
+/// The L, A and B_g1 MSMs without a resident SRS: the A and B_g1 scalars are gathered on
+/// the host, and every MSM uploads its points and scalars.
+fn uploaded_msms(ctx: &mut GpuContext, srs: &Srs, w: &Witness) -> Result<[G1Projective; 3]> {
+    let l = msm(ctx, None, &srs.l, &w.aux)?;
+    let a_scalars = gather(&w.a_query());
+    let a = msm(ctx, None, &srs.a, &a_scalars)?;
+    drop(a_scalars);
+    let b_scalars = gather(&w.b_query());
+    let b_g1 = msm(ctx, None, &srs.b_g1, &b_scalars)?;
+    Ok([l, a, b_g1])
+}
+
 impl StartPhase for GpuStart {
     fn name(&self) -> &'static str {
         "cuda"
@@ -124,12 +168,10 @@ impl StartPhase for GpuStart {
         let t1 = Instant::now();
         let kept = resident.get(ctx, srs);
         let h = msm(ctx, kept.map(|r| &r.h), &srs.h, &h)?;
-        let l = msm(ctx, kept.map(|r| &r.l), &srs.l, &w.aux)?;
-        let a_scalars = gather(&w.a_query());
-        let a = msm(ctx, kept.map(|r| &r.a), &srs.a, &a_scalars)?;
-        drop(a_scalars);
-        let b_scalars = gather(&w.b_query());
-        let b_g1 = msm(ctx, kept.map(|r| &r.b_g1), &srs.b_g1, &b_scalars)?;
+        let [l, a, b_g1] = match kept {
+            Some(kept) => resident_msms(ctx, kept, w)?,
+            None => uploaded_msms(ctx, srs, w)?,
+        };
         Ok((
             PartialProof { h, l, a, b_g1 },
             StartTimings {

@@ -3,6 +3,7 @@
 use blstrs::{G1Affine, G1Projective, Scalar};
 
 use super::{DeviceInfo, GpuError, MsmTimings, NttKind, NttTimings};
+use crate::groth16::density::Selection;
 
 /// Always `Err(NotCompiled)`: this build has no kernels to run.
 pub fn discover() -> Result<Vec<DeviceInfo>, GpuError> {
@@ -22,6 +23,29 @@ impl DeviceG1Points {
     }
 
     /// Whether there are no points.
+    pub fn is_empty(&self) -> bool {
+        true
+    }
+
+    /// Device memory held, in bytes.
+    pub fn device_bytes(&self) -> usize {
+        0
+    }
+}
+
+/// Scalars on a device; cannot exist in a build without kernels.
+#[derive(Debug)]
+pub struct DeviceScalars {
+    _private: (),
+}
+
+impl DeviceScalars {
+    /// Number of scalars.
+    pub fn len(&self) -> usize {
+        0
+    }
+
+    /// Whether there are no scalars.
     pub fn is_empty(&self) -> bool {
         true
     }
@@ -78,6 +102,22 @@ impl GpuContext {
         _points: &DeviceG1Points,
         _start: usize,
         _scalars: &[Scalar],
+    ) -> Result<(G1Projective, MsmTimings), GpuError> {
+        Err(GpuError::NotCompiled)
+    }
+
+    /// Copies scalars to the device once.
+    pub fn upload_scalars(&mut self, _scalars: &[Scalar]) -> Result<DeviceScalars, GpuError> {
+        Err(GpuError::NotCompiled)
+    }
+
+    /// MSM over points on the device with scalars selected on the device.
+    pub fn msm_g1_resident_device_scalars(
+        &mut self,
+        _points: &DeviceG1Points,
+        _front: &[Scalar],
+        _scalars: &DeviceScalars,
+        _selection: Selection<'_>,
     ) -> Result<(G1Projective, MsmTimings), GpuError> {
         Err(GpuError::NotCompiled)
     }

@@ -115,6 +115,13 @@ func TestProveMatchesFixtureAndVerifies(t *testing.T) {
 		st.MemoryPeakBytes == 0 || st.MemoryReservedBytes != 0 {
 		t.Fatalf("stats figures: %+v", st)
 	}
+	if st.Stages.NTT.Count != uint64(fx.partitions) || st.Stages.MSMBG1.Count != uint64(fx.partitions) ||
+		st.FinalizeBG2.Count != uint64(fx.partitions) {
+		t.Fatalf("stage figures: %+v, B_g2 %+v", st.Stages, st.FinalizeBG2)
+	}
+	if d := st.Devices[0]; (d.Backend == cuzk.BackendCUDA) != (d.GPUOrdinal >= 0) {
+		t.Fatalf("device 0: backend %v with GPU ordinal %d", d.Backend, d.GPUOrdinal)
+	}
 	prom, err := e.Prometheus()
 	if err != nil {
 		t.Fatal(err)
@@ -124,6 +131,10 @@ func TestProveMatchesFixtureAndVerifies(t *testing.T) {
 	}
 	if !strings.Contains(prom, fmt.Sprintf(" %d\n", st.PartitionsProved)) {
 		t.Fatalf("Prometheus() does not report %d partitions proved:\n%s", st.PartitionsProved, prom)
+	}
+	if !strings.Contains(prom, fmt.Sprintf("cuzk_start_stage_seconds_count{stage=\"msm_h\"} %d\n", fx.partitions)) ||
+		!strings.Contains(prom, fmt.Sprintf("cuzk_device_info{device=\"0\",backend=\"%v\"", st.Devices[0].Backend)) {
+		t.Fatalf("Prometheus() does not report the stages and the backend:\n%s", prom)
 	}
 }
 
@@ -257,6 +268,26 @@ func TestSixteenGoroutinesProveAtOnce(t *testing.T) {
 	}
 	if len(st.Devices) != 2 {
 		t.Fatalf("%d devices in stats, configured 2", len(st.Devices))
+	}
+	for i, d := range st.Devices {
+		if d.Backend != cuzk.BackendCPU || d.GPUOrdinal != -1 || d.Backend.String() != "cpu" {
+			t.Fatalf("device %d: backend %v, GPU ordinal %d; want cpu, -1", i, d.Backend, d.GPUOrdinal)
+		}
+	}
+	// One observation of each stage per start phase, inside the device mutex's holds; a
+	// CPU device has no transfers.
+	proved := st.PartitionsProved
+	for name, l := range map[string]cuzk.Latency{
+		"NTT": st.Stages.NTT, "MSMH": st.Stages.MSMH, "MSML": st.Stages.MSML,
+		"MSMA": st.Stages.MSMA, "MSMBG1": st.Stages.MSMBG1, "HostToDevice": st.Stages.HostToDevice,
+	} {
+		if l.Count != proved || l.Sum > st.MutexHold.Sum+time.Millisecond {
+			t.Fatalf("stage %s: %d observations, %v in all; want %d within the holds' %v",
+				name, l.Count, l.Sum, proved, st.MutexHold.Sum)
+		}
+	}
+	if st.Stages.MSMH.Sum <= 0 || st.Stages.HostToDevice.Sum != 0 || st.FinalizeBG2.Count != proved {
+		t.Fatalf("stages on the CPU: %+v, B_g2 %+v", st.Stages, st.FinalizeBG2)
 	}
 }
 

@@ -3,7 +3,10 @@ package cuzk
 // #include "cuzk.h"
 import "C"
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // PriorityClasses is the number of priority classes Stats.QueueDepth reports.
 const PriorityClasses = C.CUZK_PRIORITY_CLASSES
@@ -14,13 +17,33 @@ const MaxDevices = C.CUZK_MAX_DEVICES
 // The Go struct below copies cuzk_stats field by field. These two lines stop the build
 // when the C struct changes size (a field added to the header), so that the binding
 // cannot silently miss a new figure: 1 size_t, 19 counters, 7 latencies of 5 figures,
-// the device count and 16 devices of 5 figures, all 8 bytes.
-const statsBytes = 8 + 19*8 + 7*5*8 + 8 + MaxDevices*5*8
+// the device count and 16 devices of 5 figures, all 8 bytes; then 11 latencies (the
+// start-phase stages and B_g2) and 16 device backends of two 4-byte figures.
+const statsBytes = 8 + 19*8 + 7*5*8 + 8 + MaxDevices*5*8 + 11*5*8 + MaxDevices*2*4
 
 var (
 	_ [C.sizeof_cuzk_stats - statsBytes]byte
 	_ [statsBytes - C.sizeof_cuzk_stats]byte
 )
+
+// Backend is what a device is (cuzk_backend).
+type Backend uint32
+
+// The backends a device can have.
+const (
+	BackendCPU  Backend = C.CUZK_BACKEND_CPU
+	BackendCUDA Backend = C.CUZK_BACKEND_CUDA
+)
+
+func (b Backend) String() string {
+	switch b {
+	case BackendCPU:
+		return "cpu"
+	case BackendCUDA:
+		return "cuda"
+	}
+	return fmt.Sprintf("Backend(%d)", uint32(b))
+}
 
 // Latency summarizes a latency distribution. Quantiles are at most 1/8 above the true
 // value.
@@ -42,6 +65,26 @@ type DeviceStats struct {
 	WindowBusy, Window time.Duration
 	// Partitions is the number of start phases run on the device.
 	Partitions uint64
+	// Backend says whether the device is the CPU or a CUDA GPU; GPUOrdinal is the GPU's
+	// CUDA driver ordinal, -1 for a CPU device.
+	Backend    Backend
+	GPUOrdinal int
+}
+
+// StartStages times the stages of the start phase (the device's share of a proof), one
+// observation per start phase. Stages overlap: the transfers are also inside the NTT and
+// MSM stages. Transfers and gathers are zero on a CPU device.
+type StartStages struct {
+	NTT          Latency // the H step: the NTTs (on a GPU with its transfers)
+	NTTUpload    Latency // of NTT: a, b and c to the GPU
+	NTTDownload  Latency // of NTT: H back from the GPU
+	MSMH         Latency // the H MSM, its transfers included
+	MSML         Latency // the L MSM
+	MSMA         Latency // the A MSM (its gather not included)
+	MSMBG1       Latency // the B_g1 MSM (its gather not included)
+	Gather       Latency // gathers of the density-selected A and B scalars (host or GPU)
+	HostToDevice Latency // every host → GPU copy of the start phase, summed
+	DeviceToHost Latency // every GPU → host copy of the start phase, summed
 }
 
 // Stats is every figure of cuzk_stats (include/cuzk.h documents each).
@@ -76,6 +119,8 @@ type Stats struct {
 	Gap           Latency // device idle between two start phases while work waited
 	Finalize      Latency // a finalizer's time per partition
 	Trim          Latency // malloc_trim(0) durations
+	Stages        StartStages
+	FinalizeBG2   Latency // a finalizer's B_g2 MSM (part of Finalize)
 
 	// Devices holds one entry per device in use.
 	Devices []DeviceStats
@@ -117,6 +162,19 @@ func statsFromC(c *C.cuzk_stats) Stats {
 		Gap:                 latencyFromC(&c.gap),
 		Finalize:            latencyFromC(&c.finalize),
 		Trim:                latencyFromC(&c.trim),
+		Stages: StartStages{
+			NTT:          latencyFromC(&c.start_ntt),
+			NTTUpload:    latencyFromC(&c.start_ntt_upload),
+			NTTDownload:  latencyFromC(&c.start_ntt_download),
+			MSMH:         latencyFromC(&c.start_msm_h),
+			MSML:         latencyFromC(&c.start_msm_l),
+			MSMA:         latencyFromC(&c.start_msm_a),
+			MSMBG1:       latencyFromC(&c.start_msm_b_g1),
+			Gather:       latencyFromC(&c.start_gather),
+			HostToDevice: latencyFromC(&c.start_host_to_device),
+			DeviceToHost: latencyFromC(&c.start_device_to_host),
+		},
+		FinalizeBG2: latencyFromC(&c.finalize_b_g2),
 	}
 	for i := range s.QueueDepth {
 		s.QueueDepth[i] = uint64(c.queue_depth[i])
@@ -127,13 +185,19 @@ func statsFromC(c *C.cuzk_stats) Stats {
 	}
 	s.Devices = make([]DeviceStats, n)
 	for i := range s.Devices {
-		d := &c.devices[i]
+		d, b := &c.devices[i], &c.device_backends[i]
+		ordinal := -1
+		if b.gpu_ordinal != C.CUZK_NO_GPU_ORDINAL {
+			ordinal = int(b.gpu_ordinal)
+		}
 		s.Devices[i] = DeviceStats{
 			Busy:       ns(d.busy_ns),
 			Life:       ns(d.life_ns),
 			WindowBusy: ns(d.window_busy_ns),
 			Window:     ns(d.window_ns),
 			Partitions: uint64(d.partitions),
+			Backend:    Backend(b.backend),
+			GPUOrdinal: ordinal,
 		}
 	}
 	return s

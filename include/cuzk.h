@@ -44,6 +44,9 @@
 // Devices `cuzk_stats` reports individually.
 #define CUZK_MAX_DEVICES 16
 
+// `cuzk_device_backend.gpu_ordinal` of a device that is not a GPU.
+#define CUZK_NO_GPU_ORDINAL UINT32_MAX
+
 // `cuzk_prove_options.priority`: the engine's default class (`CUZK_PRIORITY_OTHER`), so
 // that zeroed options never jump the queue.
 #define CUZK_PRIORITY_DEFAULT 0
@@ -75,6 +78,22 @@
 
 // Bytes of one scalar in every buffer the library takes.
 #define CUZK_SCALAR_BYTES 32
+
+// What a device is (`cuzk_device_backend.backend`). The numbers are stable.
+enum cuzk_backend
+#ifdef __cplusplus
+  : uint32_t
+#endif // __cplusplus
+ {
+  // The host's CPUs (also what a `cuzk_stats.device_backends` entry past
+  // `device_count` reads as: it is all zero).
+  CUZK_BACKEND_CPU = 0,
+  // A CUDA GPU.
+  CUZK_BACKEND_CUDA = 1,
+};
+#ifndef __cplusplus
+typedef uint32_t cuzk_backend;
+#endif // __cplusplus
 
 // Where a job stands (`cuzk_job_poll`).
 enum cuzk_job_state
@@ -220,6 +239,15 @@ typedef struct cuzk_device_stats {
   uint64_t partitions;
 } cuzk_device_stats;
 
+// Where one device's start phases run.
+typedef struct cuzk_device_backend {
+  // CPU or CUDA.
+  cuzk_backend backend;
+  // The GPU's CUDA driver ordinal (among the devices `CUDA_VISIBLE_DEVICES` leaves
+  // visible, in the driver's order); `CUZK_NO_GPU_ORDINAL` for a CPU device.
+  uint32_t gpu_ordinal;
+} cuzk_device_backend;
+
 // Every figure of the engine's statistics: counts, bytes and nanoseconds. The host sets
 // `size` to `sizeof(cuzk_stats)` before calling `cuzk_get_stats`.
 typedef struct cuzk_stats {
@@ -275,6 +303,35 @@ typedef struct cuzk_stats {
   uint64_t device_count;
   // Per device, the first `device_count` entries; the rest are zero.
   struct cuzk_device_stats devices[CUZK_MAX_DEVICES];
+  // Start phase, one observation per successful start phase: the H step (the NTTs; on a
+  // GPU its transfers included).
+  struct cuzk_latency start_ntt;
+  // Of `start_ntt`, copying a, b and c to the GPU (CUDA event time; 0 on the CPU).
+  struct cuzk_latency start_ntt_upload;
+  // Of `start_ntt`, copying H back from the GPU (CUDA event time; 0 on the CPU).
+  struct cuzk_latency start_ntt_download;
+  // The H MSM (wall time, its transfers included).
+  struct cuzk_latency start_msm_h;
+  // The L MSM (wall time, its transfers included).
+  struct cuzk_latency start_msm_l;
+  // The A MSM (wall time, its transfers included, its gather not).
+  struct cuzk_latency start_msm_a;
+  // The B_g1 MSM (wall time, its transfers included, its gather not).
+  struct cuzk_latency start_msm_b_g1;
+  // Gathering the density-selected A and B scalars (GPU: on the host, or on the GPU
+  // when the params are resident there; 0 on the CPU).
+  struct cuzk_latency start_gather;
+  // All host → GPU copies of one start phase, summed: CUDA event times of the uploads,
+  // plus the wall time of those not event-timed (making params resident on the GPU,
+  // on their first proof there). 0 on the CPU.
+  struct cuzk_latency start_host_to_device;
+  // All GPU → host copies of one start phase, summed (CUDA event times; 0 on the CPU).
+  struct cuzk_latency start_device_to_host;
+  // A finalizer's B_g2 MSM (part of `finalize`).
+  struct cuzk_latency finalize_b_g2;
+  // Per device, in the order of `devices`: CPU or CUDA and the GPU ordinal; the first
+  // `device_count` entries, the rest zero.
+  struct cuzk_device_backend device_backends[CUZK_MAX_DEVICES];
 } cuzk_stats;
 
 // One partition's synthesized circuit, as borrowed host buffers.

@@ -10,11 +10,16 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
+use crate::groth16::{Backend, BackendKind, StartTimings};
+
 /// The most devices a snapshot reports individually (the C struct has a fixed array).
 pub const MAX_DEVICES: usize = 16;
 
 /// Number of priority classes, the length of [`StatsSnapshot::queue_depth`].
 pub const PRIORITY_CLASSES: usize = 4;
+
+/// [`DeviceStatsSnapshot::gpu_ordinal`] of a device that is not a GPU.
+pub const NO_GPU_ORDINAL: u32 = u32::MAX;
 
 /// Sub-buckets per power of two: 8 bounds a quantile's relative error by 1/8.
 const SUB_BITS: u32 = 3;
@@ -219,6 +224,7 @@ impl BusyMeter {
             window_busy_ns: (window_busy + in_progress(window_start)).min(now - window_start),
             window_ns: now - window_start,
             partitions: self.partitions.load(Relaxed),
+            ..DeviceStatsSnapshot::default()
         }
     }
 }
@@ -238,6 +244,10 @@ pub struct DeviceStatsSnapshot {
     pub window_ns: u64,
     /// Start phases run on this device.
     pub partitions: u64,
+    /// What the device is.
+    pub backend: BackendKind,
+    /// The GPU's driver ordinal; [`NO_GPU_ORDINAL`] for a CPU device.
+    pub gpu_ordinal: u32,
 }
 
 impl DeviceStatsSnapshot {
@@ -277,7 +287,12 @@ pub struct Stats {
     pub finalize: Histogram,
     /// Time in `malloc_trim(0)`.
     pub trim: Histogram,
+    /// The stages of each successful start phase ([`StartTimings`]).
+    pub stages: StageHistograms,
+    /// A finalizer's B_g2 MSM (part of `finalize`).
+    pub finalize_b_g2: Histogram,
     pub(crate) devices: Vec<BusyMeter>,
+    backends: Vec<Backend>,
     /// Jobs `prove_start` accepted.
     pub jobs_admitted: AtomicU64,
     /// Jobs `prove_start` refused (validation, budget, admission timeout).
@@ -303,9 +318,65 @@ pub struct Stats {
     pub(crate) memory_peak: AtomicU64,
 }
 
+/// One histogram per start-phase stage, each recorded once per successful start phase
+/// (zero where the backend has no such stage, e.g. transfers on the CPU).
+#[derive(Default)]
+pub struct StageHistograms {
+    /// [`StartTimings::ntt`]: the H step.
+    pub ntt: Histogram,
+    /// [`StartTimings::ntt_upload`].
+    pub ntt_upload: Histogram,
+    /// [`StartTimings::ntt_download`].
+    pub ntt_download: Histogram,
+    /// [`StartTimings::msm_h`].
+    pub msm_h: Histogram,
+    /// [`StartTimings::msm_l`].
+    pub msm_l: Histogram,
+    /// [`StartTimings::msm_a`].
+    pub msm_a: Histogram,
+    /// [`StartTimings::msm_b_g1`].
+    pub msm_b_g1: Histogram,
+    /// [`StartTimings::gather`].
+    pub gather: Histogram,
+    /// [`StartTimings::host_to_device`].
+    pub host_to_device: Histogram,
+    /// [`StartTimings::device_to_host`].
+    pub device_to_host: Histogram,
+}
+
+impl StageHistograms {
+    /// Records one start phase's stages.
+    pub fn record(&self, t: &StartTimings) {
+        let StartTimings {
+            ntt,
+            ntt_upload,
+            ntt_download,
+            msm: _, // the MSM stages below, plus the gathers
+            msm_h,
+            msm_l,
+            msm_a,
+            msm_b_g1,
+            gather,
+            host_to_device,
+            device_to_host,
+        } = *t;
+        self.ntt.record(ntt);
+        self.ntt_upload.record(ntt_upload);
+        self.ntt_download.record(ntt_download);
+        self.msm_h.record(msm_h);
+        self.msm_l.record(msm_l);
+        self.msm_a.record(msm_a);
+        self.msm_b_g1.record(msm_b_g1);
+        self.gather.record(gather);
+        self.host_to_device.record(host_to_device);
+        self.device_to_host.record(device_to_host);
+    }
+}
+
 impl Stats {
-    /// Statistics for an engine with `devices` devices, starting now.
-    pub fn new(devices: usize) -> Self {
+    /// Statistics for an engine whose devices run on `devices`, in device order, starting
+    /// now.
+    pub fn new(devices: &[Backend]) -> Self {
         let epoch = Instant::now();
         Stats {
             epoch,
@@ -316,7 +387,10 @@ impl Stats {
             gap: Histogram::default(),
             finalize: Histogram::default(),
             trim: Histogram::default(),
-            devices: (0..devices).map(|_| BusyMeter::new(epoch)).collect(),
+            stages: StageHistograms::default(),
+            finalize_b_g2: Histogram::default(),
+            devices: devices.iter().map(|_| BusyMeter::new(epoch)).collect(),
+            backends: devices.to_vec(),
             jobs_admitted: AtomicU64::new(0),
             jobs_rejected: AtomicU64::new(0),
             jobs_finished: AtomicU64::new(0),
@@ -344,8 +418,12 @@ impl Stats {
     pub fn snapshot(&self, queue_depth: [u64; PRIORITY_CLASSES]) -> StatsSnapshot {
         let now = Instant::now();
         let mut devices = [DeviceStatsSnapshot::default(); MAX_DEVICES];
-        for (d, m) in devices.iter_mut().zip(&self.devices) {
-            *d = m.snapshot(now);
+        for ((d, m), b) in devices.iter_mut().zip(&self.devices).zip(&self.backends) {
+            *d = DeviceStatsSnapshot {
+                backend: b.kind(),
+                gpu_ordinal: b.gpu_ordinal().unwrap_or(NO_GPU_ORDINAL),
+                ..m.snapshot(now)
+            };
         }
         StatsSnapshot {
             uptime_ns: now.duration_since(self.epoch).as_nanos() as u64,
@@ -371,6 +449,17 @@ impl Stats {
             gap: self.gap.snapshot(),
             finalize: self.finalize.snapshot(),
             trim: self.trim.snapshot(),
+            start_ntt: self.stages.ntt.snapshot(),
+            start_ntt_upload: self.stages.ntt_upload.snapshot(),
+            start_ntt_download: self.stages.ntt_download.snapshot(),
+            start_msm_h: self.stages.msm_h.snapshot(),
+            start_msm_l: self.stages.msm_l.snapshot(),
+            start_msm_a: self.stages.msm_a.snapshot(),
+            start_msm_b_g1: self.stages.msm_b_g1.snapshot(),
+            start_gather: self.stages.gather.snapshot(),
+            start_host_to_device: self.stages.host_to_device.snapshot(),
+            start_device_to_host: self.stages.device_to_host.snapshot(),
+            finalize_b_g2: self.finalize_b_g2.snapshot(),
             device_count: self.devices.len().min(MAX_DEVICES) as u64,
             devices,
         }
@@ -428,6 +517,28 @@ pub struct StatsSnapshot {
     pub finalize: HistogramSnapshot,
     /// `malloc_trim(0)` durations.
     pub trim: HistogramSnapshot,
+    /// Start phase: the H step (NTTs; on a GPU with its transfers).
+    pub start_ntt: HistogramSnapshot,
+    /// Start phase: the H step's upload of a, b, c (GPU).
+    pub start_ntt_upload: HistogramSnapshot,
+    /// Start phase: the H step's download of H (GPU).
+    pub start_ntt_download: HistogramSnapshot,
+    /// Start phase: the H MSM.
+    pub start_msm_h: HistogramSnapshot,
+    /// Start phase: the L MSM.
+    pub start_msm_l: HistogramSnapshot,
+    /// Start phase: the A MSM.
+    pub start_msm_a: HistogramSnapshot,
+    /// Start phase: the B_g1 MSM.
+    pub start_msm_b_g1: HistogramSnapshot,
+    /// Start phase: gathers of the density-selected scalars (GPU).
+    pub start_gather: HistogramSnapshot,
+    /// Start phase: host → device copies, summed per start phase (GPU).
+    pub start_host_to_device: HistogramSnapshot,
+    /// Start phase: device → host copies, summed per start phase (GPU).
+    pub start_device_to_host: HistogramSnapshot,
+    /// A finalizer's B_g2 MSM (part of `finalize`).
+    pub finalize_b_g2: HistogramSnapshot,
     /// Entries of `devices` in use.
     pub device_count: u64,
     /// Per device, the first `device_count` entries.
@@ -438,6 +549,22 @@ const CLASS_LABELS: [&str; PRIORITY_CLASSES] =
     ["winning_post", "window_post", "porep_snap", "other"];
 
 impl StatsSnapshot {
+    /// The start-phase stage histograms with the names the Prometheus text gives them.
+    pub fn start_stages(&self) -> [(&'static str, HistogramSnapshot); 10] {
+        [
+            ("ntt", self.start_ntt),
+            ("ntt_upload", self.start_ntt_upload),
+            ("ntt_download", self.start_ntt_download),
+            ("msm_h", self.start_msm_h),
+            ("msm_l", self.start_msm_l),
+            ("msm_a", self.start_msm_a),
+            ("msm_b_g1", self.start_msm_b_g1),
+            ("gather", self.start_gather),
+            ("host_to_device", self.start_host_to_device),
+            ("device_to_host", self.start_device_to_host),
+        ]
+    }
+
     /// The device entries in use.
     pub fn devices(&self) -> &[DeviceStatsSnapshot] {
         &self.devices[..self.device_count as usize]
@@ -574,6 +701,11 @@ impl StatsSnapshot {
             ),
             ("finalize", "Finalizer time per partition.", &self.finalize),
             ("trim", "malloc_trim(0) durations.", &self.trim),
+            (
+                "finalize_b_g2",
+                "A finalizer's B_g2 MSM (part of cuzk_finalize_seconds).",
+                &self.finalize_b_g2,
+            ),
         ] {
             metric(
                 &format!("{name}_seconds"),
@@ -593,6 +725,59 @@ impl StatsSnapshot {
                 &[(String::new(), secs(h.max_ns))],
             );
         }
+        let stages = self.start_stages();
+        let mut samples = Vec::new();
+        for (stage, h) in &stages {
+            samples.extend([
+                (
+                    format!("{{stage=\"{stage}\",quantile=\"0.5\"}}"),
+                    secs(h.p50_ns),
+                ),
+                (
+                    format!("{{stage=\"{stage}\",quantile=\"0.99\"}}"),
+                    secs(h.p99_ns),
+                ),
+                (format!("_sum{{stage=\"{stage}\"}}"), secs(h.sum_ns)),
+                (format!("_count{{stage=\"{stage}\"}}"), h.count as f64),
+            ]);
+        }
+        metric(
+            "start_stage_seconds",
+            "summary",
+            "Stages of the start phase, one observation per start phase: ntt (the H step, its transfers included), ntt_upload and ntt_download (of ntt), msm_h, msm_l, msm_a, msm_b_g1 (each G1 MSM, its transfers included), gather (density-selected scalar gathers), host_to_device and device_to_host (all copies of the start phase). Stages overlap; transfers and gathers are zero on the CPU.",
+            &samples,
+        );
+        let max: Vec<_> = stages
+            .iter()
+            .map(|(stage, h)| (format!("{{stage=\"{stage}\"}}"), secs(h.max_ns)))
+            .collect();
+        metric(
+            "start_stage_max_seconds",
+            "gauge",
+            "Largest observation of cuzk_start_stage_seconds.",
+            &max,
+        );
+        let info: Vec<_> = self
+            .devices()
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let labels = match d.backend {
+                    BackendKind::Cpu => format!("{{device=\"{i}\",backend=\"cpu\"}}"),
+                    BackendKind::Cuda => format!(
+                        "{{device=\"{i}\",backend=\"cuda\",gpu_ordinal=\"{}\"}}",
+                        d.gpu_ordinal
+                    ),
+                };
+                (labels, 1.0)
+            })
+            .collect();
+        metric(
+            "device_info",
+            "gauge",
+            "Each device's backend (cpu or cuda) and, for a GPU, its driver ordinal; always 1.",
+            &info,
+        );
         let per_device = |f: &dyn Fn(&DeviceStatsSnapshot) -> f64| -> Vec<(String, f64)> {
             self.devices()
                 .iter()
@@ -691,10 +876,39 @@ mod tests {
 
     #[test]
     fn prometheus_has_help_type_and_quantiles() {
-        let stats = Stats::new(2);
+        let stats = Stats::new(&[Backend::Cpu, Backend::Cuda { ordinal: 3 }]);
         stats.mutex_hold.record_ns(2_000_000);
         stats.jobs_admitted.fetch_add(3, Relaxed);
-        let text = stats.snapshot([0; PRIORITY_CLASSES]).prometheus();
+        stats.stages.record(&StartTimings {
+            msm_l: Duration::from_millis(3),
+            host_to_device: Duration::from_millis(1),
+            ..StartTimings::default()
+        });
+        stats.finalize_b_g2.record_ns(5);
+        let snap = stats.snapshot([0; PRIORITY_CLASSES]);
+        assert_eq!(snap.start_msm_l.sum_ns, 3_000_000);
+        assert_eq!(snap.start_host_to_device.sum_ns, 1_000_000);
+        assert_eq!(
+            snap.start_stages().map(|(_, h)| h.count),
+            [1; 10],
+            "zero stages are observations too"
+        );
+        let d = snap.devices();
+        assert_eq!(
+            (d[0].backend, d[0].gpu_ordinal),
+            (BackendKind::Cpu, NO_GPU_ORDINAL)
+        );
+        assert_eq!((d[1].backend, d[1].gpu_ordinal), (BackendKind::Cuda, 3));
+        let text = snap.prometheus();
+        assert!(text.contains("# TYPE cuzk_start_stage_seconds summary"));
+        assert!(text.contains("cuzk_start_stage_seconds_sum{stage=\"msm_l\"} 0.003"));
+        assert!(text.contains("cuzk_start_stage_seconds_count{stage=\"device_to_host\"} 1"));
+        assert!(text.contains("cuzk_start_stage_max_seconds{stage=\"host_to_device\"} 0.001"));
+        assert!(text.contains("cuzk_finalize_b_g2_seconds_count 1"));
+        assert!(text.contains("cuzk_device_info{device=\"0\",backend=\"cpu\"} 1"));
+        assert!(
+            text.contains("cuzk_device_info{device=\"1\",backend=\"cuda\",gpu_ordinal=\"3\"} 1")
+        );
         assert!(text.contains("# TYPE cuzk_device_mutex_hold_seconds summary"));
         assert!(text.contains("cuzk_device_mutex_hold_seconds_count 1"));
         assert!(text.contains("cuzk_device_mutex_hold_seconds{quantile=\"0.99\"}"));

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
 use cuzk::engine::{Hooks, JobStatus};
+use cuzk::groth16::BackendKind;
+use cuzk::stats::NO_GPU_ORDINAL;
 use cuzk::{AdmissionPolicy, Engine, EngineConfig, ErrorKind, Priority, RandomnessChoice};
 use engine_common::*;
 
@@ -525,4 +527,35 @@ fn stats_and_prometheus_report_the_work() {
     assert!(text.contains("# TYPE cuzk_device_gap_seconds summary"));
     assert!(text.contains("cuzk_device_busy_recent_ratio{device=\"1\"}"));
     assert!(text.contains("cuzk_finalize_seconds_count 18"));
+
+    // Each start phase's stages, once per partition, within the device mutex's holds.
+    // The CPU's stages are disjoint, so even their total fits in the holds; it has no
+    // transfers or gathers.
+    let slack = 1_000_000; // 1 ms: rounding only, every stage is timed inside the hold
+    let mut cpu_total = 0;
+    for (stage, h) in stats.start_stages() {
+        assert_eq!(h.count, 18, "{stage}");
+        assert!(h.sum_ns <= stats.mutex_hold.sum_ns + slack, "{stage}");
+        assert!(h.max_ns <= stats.mutex_hold.max_ns + slack, "{stage}");
+        let name = format!("cuzk_start_stage_seconds_count{{stage=\"{stage}\"}} 18");
+        assert!(text.contains(&name), "{name} in {text}");
+        match stage {
+            "ntt" | "msm_h" | "msm_l" | "msm_a" | "msm_b_g1" => {
+                assert!(h.sum_ns > 0, "{stage}");
+                cpu_total += h.sum_ns;
+            }
+            _ => assert_eq!(h.sum_ns, 0, "{stage} on the CPU"),
+        }
+    }
+    assert!(cpu_total <= stats.mutex_hold.sum_ns + slack);
+    assert_eq!(stats.finalize_b_g2.count, 18);
+    assert!(stats.finalize_b_g2.sum_ns > 0);
+    assert!(stats.finalize_b_g2.sum_ns <= stats.finalize.sum_ns + slack);
+    assert!(text.contains("cuzk_finalize_b_g2_seconds_count 18"));
+    for (i, d) in stats.devices().iter().enumerate() {
+        assert_eq!(d.backend, BackendKind::Cpu);
+        assert_eq!(d.gpu_ordinal, NO_GPU_ORDINAL);
+        let info = format!("cuzk_device_info{{device=\"{i}\",backend=\"cpu\"}} 1");
+        assert!(text.contains(&info), "{info}");
+    }
 }

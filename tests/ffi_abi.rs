@@ -1,7 +1,7 @@
 //! The C ABI called from Rust, for what a C host test cannot easily reach: Montgomery-form
 //! scalars, unaligned bitmaps, the panic boundary, the thread-locality of the last error,
-//! sized-struct compatibility, per-job admission, engine shutdown under queued jobs, and
-//! the stable status numbers.
+//! sized-struct compatibility, the stats' stage figures and device backends, per-job
+//! admission, engine shutdown under queued jobs, and the stable status numbers.
 
 use std::ffi::CStr;
 use std::ptr::{null, null_mut};
@@ -423,6 +423,97 @@ fn sized_structs_read_older_and_newer_hosts() {
     assert_eq!(s.device_count, 1);
     assert_eq!(s.size, std::mem::size_of::<cuzk_stats>());
     unsafe { cuzk_engine_free(e) };
+}
+
+#[test]
+fn stats_time_each_start_stage_and_name_each_devices_backend() {
+    let srs = srs();
+    let s = srs_handle(&srs);
+    let cfg = cuzk_config {
+        size: std::mem::size_of::<cuzk_config>(),
+        cpu_devices: 2,
+        ..Default::default()
+    };
+    let e = engine(Some(&cfg));
+    let a: Vec<Assignment> = (0..3)
+        .map(|i| synthesize(circuit().with_seed(60 + i)).expect("synthesis"))
+        .collect();
+    let bufs: Vec<Buffers> = a.iter().map(|x| Buffers::new(x, canonical, 0)).collect();
+    let views: Vec<cuzk_partition> = bufs.iter().map(Buffers::view).collect();
+    let job = start(e, s, &views, &options()).expect("start");
+    finish(job, 3).expect("finish");
+    unsafe { cuzk_job_free(job) };
+
+    let st = stats(e);
+    assert_eq!(st.partitions_proved, 3);
+    let slack = 1_000_000; // rounding only: every stage is timed inside the hold
+    let stages = [
+        ("ntt", st.start_ntt, true),
+        ("ntt_upload", st.start_ntt_upload, false),
+        ("ntt_download", st.start_ntt_download, false),
+        ("msm_h", st.start_msm_h, true),
+        ("msm_l", st.start_msm_l, true),
+        ("msm_a", st.start_msm_a, true),
+        ("msm_b_g1", st.start_msm_b_g1, true),
+        ("gather", st.start_gather, false),
+        ("host_to_device", st.start_host_to_device, false),
+        ("device_to_host", st.start_device_to_host, false),
+    ];
+    for (name, l, on_cpu) in stages {
+        assert_eq!(l.count, 3, "{name}");
+        assert!(l.sum_ns <= st.mutex_hold.sum_ns + slack, "{name}");
+        assert_eq!(
+            l.sum_ns > 0,
+            on_cpu,
+            "{name}: CPU devices have no transfers or gathers"
+        );
+    }
+    assert_eq!(st.finalize_b_g2.count, 3);
+    assert!(st.finalize_b_g2.sum_ns > 0 && st.finalize_b_g2.sum_ns <= st.finalize.sum_ns + slack);
+    assert_eq!(st.device_count, 2);
+    for (i, b) in st.device_backends.iter().enumerate() {
+        let want = if i < 2 {
+            cuzk_device_backend {
+                backend: cuzk_backend::Cpu,
+                gpu_ordinal: CUZK_NO_GPU_ORDINAL,
+            }
+        } else {
+            cuzk_device_backend::default()
+        };
+        assert_eq!(*b, want, "device {i}");
+    }
+
+    // The backend codes are stable, and the header says so.
+    let header = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/include/cuzk.h"))
+        .expect("header");
+    for (b, number, name) in [
+        (cuzk_backend::Cpu, 0, "CUZK_BACKEND_CPU"),
+        (cuzk_backend::Cuda, 1, "CUZK_BACKEND_CUDA"),
+    ] {
+        assert_eq!(b as u32, number);
+        assert!(header.contains(&format!("  {name} = {number},")), "{name}");
+    }
+    assert!(header.contains("#define CUZK_NO_GPU_ORDINAL UINT32_MAX"));
+
+    // A host built before the stage figures existed passes the size its struct had: it
+    // gets every field it knows, the per-device figures at their old places.
+    let old_size = std::mem::offset_of!(cuzk_stats, start_ntt);
+    let mut old = cuzk_stats {
+        size: old_size,
+        ..Default::default()
+    };
+    ok(unsafe { cuzk_get_stats(e, &mut old) });
+    assert_eq!(old.size, old_size);
+    assert_eq!(old.devices[1].partitions, st.devices[1].partitions);
+    assert_eq!(old.start_ntt, cuzk_latency::default(), "past the old size");
+    assert_eq!(
+        old.device_backends,
+        [cuzk_device_backend::default(); CUZK_MAX_DEVICES]
+    );
+    unsafe {
+        cuzk_srs_free(s);
+        cuzk_engine_free(e);
+    }
 }
 
 #[test]

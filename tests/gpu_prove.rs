@@ -11,7 +11,7 @@ use cuzk::cpu::CpuStart;
 use cuzk::engine::{Device, Engine, EngineConfig, Priority, RandomnessChoice};
 use cuzk::fixtures::{generate_srs, SampleCircuit, ToxicWaste};
 use cuzk::gpu::{self, GpuStart};
-use cuzk::groth16::{prove, synthesize, verify_proof, Randomness};
+use cuzk::groth16::{prove, synthesize, verify_proof, BackendKind, Randomness};
 use ff::Field;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -97,6 +97,23 @@ fn engine_on_the_gpu_proves_a_batch_like_the_cpu() {
     }
     let stats = engine.stats();
     println!("{stats:?}");
+    // The stats name the device and time each stage of every start phase, transfers too.
+    let d = stats.devices()[0];
+    assert_eq!((d.backend, d.gpu_ordinal), (BackendKind::Cuda, 0));
+    for (stage, h) in stats.start_stages() {
+        println!("{stage}: p50 {:.3} ms", h.p50_ns as f64 / 1e6);
+        assert_eq!(h.count, 6, "{stage}");
+        assert!(h.sum_ns <= stats.mutex_hold.sum_ns + 1_000_000, "{stage}");
+    }
+    for h in [
+        stats.start_ntt_upload,
+        stats.start_ntt_download,
+        stats.start_host_to_device,
+        stats.start_device_to_host,
+        stats.start_msm_h,
+    ] {
+        assert!(h.p50_ns > 0, "{h:?}");
+    }
 }
 
 /// The engine's multi-device path on one GPU: two logical devices (two contexts, two device

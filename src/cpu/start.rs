@@ -1,6 +1,6 @@
 //! The start phase on the CPU.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::msm::{msm, Selection, G1};
 use super::ntt::{h_coefficients, Domain};
@@ -8,6 +8,12 @@ use crate::error::Result;
 use crate::groth16::assignment::{Evaluations, Witness};
 use crate::groth16::prover::{PartialProof, StartPhase, StartTimings};
 use crate::groth16::srs::Srs;
+
+/// `f()` and the time it took.
+fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+    let t = Instant::now();
+    (f(), t.elapsed())
+}
 
 /// The CPU start phase: NTTs and G1 MSMs on rayon and blst's thread pool.
 #[derive(Clone, Copy, Debug, Default)]
@@ -37,16 +43,22 @@ impl StartPhase for CpuStart {
         let h = h_coefficients(&domain, a, b, c);
         let ntt = t0.elapsed();
 
+        // The MSMs read the density selections in place: no gather, no transfer.
         let t1 = Instant::now();
-        let h = msm::<G1>(&srs.h, &[(&h, Selection::All)]);
-        let l = msm::<G1>(&srs.l, &[(&w.aux, Selection::All)]);
-        let a = msm::<G1>(&srs.a, &w.a_query());
-        let b_g1 = msm::<G1>(&srs.b_g1, &w.b_query());
+        let (h, msm_h) = timed(|| msm::<G1>(&srs.h, &[(&h, Selection::All)]));
+        let (l, msm_l) = timed(|| msm::<G1>(&srs.l, &[(&w.aux, Selection::All)]));
+        let (a, msm_a) = timed(|| msm::<G1>(&srs.a, &w.a_query()));
+        let (b_g1, msm_b_g1) = timed(|| msm::<G1>(&srs.b_g1, &w.b_query()));
         Ok((
             PartialProof { h, l, a, b_g1 },
             StartTimings {
                 ntt,
                 msm: t1.elapsed(),
+                msm_h,
+                msm_l,
+                msm_a,
+                msm_b_g1,
+                ..StartTimings::default()
             },
         ))
     }

@@ -15,7 +15,7 @@ use crossbeam_channel::Receiver;
 use super::job::JobShared;
 use super::{panic_message, PartitionHook, Reservation, Shared};
 use crate::error::{Error, Result};
-use crate::groth16::{finish, PartialProof, StartTimings, Witness};
+use crate::groth16::{finish_timed, PartialProof, StartTimings, Witness};
 
 /// A started partition on its way to a finalizer.
 pub(crate) struct Finalize {
@@ -48,7 +48,7 @@ pub(crate) fn run(rx: Receiver<Finalize>, shared: Arc<Shared>, hook: Option<Part
                     if let Some(h) = &hook {
                         h(job.seq, index);
                     }
-                    finish(&job.srs, &witness, &partial, job.rs[index])
+                    finish_timed(&job.srs, &witness, &partial, job.rs[index])
                 }))
                 .unwrap_or_else(|p| {
                     Err(Error::internal(format!(
@@ -58,6 +58,9 @@ pub(crate) fn run(rx: Receiver<Finalize>, shared: Arc<Shared>, hook: Option<Part
                 });
                 let took = t.elapsed();
                 shared.stats.finalize.record(took);
+                if let Ok((_, b_g2)) = &proof {
+                    shared.stats.finalize_b_g2.record(*b_g2);
+                }
                 tracing::debug!(
                     target: "cuzk::fin_timing",
                     device = device_index,
@@ -68,7 +71,7 @@ pub(crate) fn run(rx: Receiver<Finalize>, shared: Arc<Shared>, hook: Option<Part
                     "finalize"
                 );
                 match proof {
-                    Ok(p) => {
+                    Ok((p, _)) => {
                         shared.stats.partitions_proved.fetch_add(1, Relaxed);
                         job.complete(&shared, index, p);
                     }

@@ -223,7 +223,8 @@ impl Engine {
             ));
         }
         let limit = config.memory_budget.unwrap_or_else(default_budget);
-        let stats = Arc::new(Stats::new(config.devices.len()));
+        let backends: Vec<_> = config.devices.iter().map(|d| d.backend.backend()).collect();
+        let stats = Arc::new(Stats::new(&backends));
         let trimmer = Trimmer::start(config.trim, config.hooks.trim.clone(), stats.clone())
             .map_err(|e| spawn_error("trimmer", e))?;
         let shared = Arc::new(Shared {

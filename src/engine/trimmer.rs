@@ -177,7 +177,7 @@ mod tests {
 
     #[test]
     fn trims_only_past_the_threshold_and_coalesces() {
-        let stats = Arc::new(Stats::new(0));
+        let stats = Arc::new(Stats::new(&[]));
         let (f, calls) = counting();
         let policy = TrimPolicy::Every {
             interval: Duration::from_millis(5),
@@ -203,7 +203,7 @@ mod tests {
 
     #[test]
     fn disabled_never_trims() {
-        let stats = Arc::new(Stats::new(0));
+        let stats = Arc::new(Stats::new(&[]));
         let (f, calls) = counting();
         let t = Trimmer::start(TrimPolicy::Disabled, Some(f), stats.clone()).expect("thread");
         t.counter().report(u64::MAX / 2);

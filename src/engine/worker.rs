@@ -8,13 +8,14 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crossbeam_channel::Sender;
 
 use super::finalizer::Finalize;
 use super::{panic_message, Device, DeviceMutex, PartitionHook, Shared, Work};
 use crate::error::Error;
-use crate::groth16::Assignment;
+use crate::groth16::{Assignment, StartTimings};
 
 pub(crate) struct Worker {
     pub(crate) device_index: usize,
@@ -78,6 +79,11 @@ impl Worker {
                     panic_message(&*p)
                 )))
             });
+            let stages = result.as_ref().ok().map(|(_, t)| *t);
+            if let Some(t) = &stages {
+                shared.stats.stages.record(t);
+            }
+            let us = |f: fn(&StartTimings) -> Duration| stages.map(|t| f(&t).as_micros() as u64);
             tracing::debug!(
                 target: "cuzk::gpu_timing",
                 device = %self.device.name,
@@ -87,6 +93,10 @@ impl Worker {
                 mutex_wait_us = acquired.wait.as_micros() as u64,
                 compute_us = compute.as_micros() as u64,
                 gap_us = acquired.gap.map(|g| g.as_micros() as u64),
+                ntt_us = us(|t| t.ntt),
+                msm_us = us(|t| t.msm),
+                h2d_us = us(|t| t.host_to_device),
+                d2h_us = us(|t| t.device_to_host),
                 ok = result.is_ok(),
                 "start phase"
             );

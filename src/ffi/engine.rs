@@ -6,6 +6,7 @@ use super::args::{handle, out, read_sized, write_sized, write_sized_struct};
 use super::boundary::{boundary, Failure};
 use super::status::cuzk_status;
 use crate::engine::{AdmissionPolicy, Device, Engine, EngineConfig, TrimPolicy};
+use crate::groth16::BackendKind;
 use crate::stats::{DeviceStatsSnapshot, HistogramSnapshot, StatsSnapshot};
 
 /// A proving engine: its device workers, finalizers and trimmer threads, and its memory
@@ -207,6 +208,38 @@ pub struct cuzk_device_stats {
     pub partitions: u64,
 }
 
+/// What a device is (`cuzk_device_backend.backend`). The numbers are stable.
+#[allow(non_camel_case_types)]
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum cuzk_backend {
+    /// The host's CPUs (also what a `cuzk_stats.device_backends` entry past
+    /// `device_count` reads as: it is all zero).
+    #[default]
+    Cpu = 0,
+    /// A CUDA GPU.
+    Cuda = 1,
+}
+
+/// `cuzk_device_backend.gpu_ordinal` of a device that is not a GPU.
+pub const CUZK_NO_GPU_ORDINAL: u32 = u32::MAX;
+
+const _: () = assert!(CUZK_NO_GPU_ORDINAL == crate::stats::NO_GPU_ORDINAL);
+const _: () = assert!(cuzk_backend::Cpu as u32 == BackendKind::Cpu as u32);
+const _: () = assert!(cuzk_backend::Cuda as u32 == BackendKind::Cuda as u32);
+
+/// Where one device's start phases run.
+#[allow(non_camel_case_types)]
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct cuzk_device_backend {
+    /// CPU or CUDA.
+    pub backend: cuzk_backend,
+    /// The GPU's CUDA driver ordinal (among the devices `CUDA_VISIBLE_DEVICES` leaves
+    /// visible, in the driver's order); `CUZK_NO_GPU_ORDINAL` for a CPU device.
+    pub gpu_ordinal: u32,
+}
+
 /// Every figure of the engine's statistics: counts, bytes and nanoseconds. The host sets
 /// `size` to `sizeof(cuzk_stats)` before calling `cuzk_get_stats`.
 #[allow(non_camel_case_types)]
@@ -265,6 +298,38 @@ pub struct cuzk_stats {
     pub device_count: u64,
     /// Per device, the first `device_count` entries; the rest are zero.
     pub devices: [cuzk_device_stats; CUZK_MAX_DEVICES],
+    // Added later: fields only ever go at the end (and `cuzk_device_stats` never grows),
+    // so that a host built against an older header, which passes a smaller `size`, still
+    // reads every field it knows at its place.
+    /// Start phase, one observation per successful start phase: the H step (the NTTs; on a
+    /// GPU its transfers included).
+    pub start_ntt: cuzk_latency,
+    /// Of `start_ntt`, copying a, b and c to the GPU (CUDA event time; 0 on the CPU).
+    pub start_ntt_upload: cuzk_latency,
+    /// Of `start_ntt`, copying H back from the GPU (CUDA event time; 0 on the CPU).
+    pub start_ntt_download: cuzk_latency,
+    /// The H MSM (wall time, its transfers included).
+    pub start_msm_h: cuzk_latency,
+    /// The L MSM (wall time, its transfers included).
+    pub start_msm_l: cuzk_latency,
+    /// The A MSM (wall time, its transfers included, its gather not).
+    pub start_msm_a: cuzk_latency,
+    /// The B_g1 MSM (wall time, its transfers included, its gather not).
+    pub start_msm_b_g1: cuzk_latency,
+    /// Gathering the density-selected A and B scalars (GPU: on the host, or on the GPU
+    /// when the params are resident there; 0 on the CPU).
+    pub start_gather: cuzk_latency,
+    /// All host → GPU copies of one start phase, summed: CUDA event times of the uploads,
+    /// plus the wall time of those not event-timed (making params resident on the GPU,
+    /// on their first proof there). 0 on the CPU.
+    pub start_host_to_device: cuzk_latency,
+    /// All GPU → host copies of one start phase, summed (CUDA event times; 0 on the CPU).
+    pub start_device_to_host: cuzk_latency,
+    /// A finalizer's B_g2 MSM (part of `finalize`).
+    pub finalize_b_g2: cuzk_latency,
+    /// Per device, in the order of `devices`: CPU or CUDA and the GPU ordinal; the first
+    /// `device_count` entries, the rest zero.
+    pub device_backends: [cuzk_device_backend; CUZK_MAX_DEVICES],
 }
 
 fn latency(h: HistogramSnapshot) -> cuzk_latency {
@@ -284,6 +349,16 @@ fn latency(h: HistogramSnapshot) -> cuzk_latency {
     }
 }
 
+fn device_backend(d: &DeviceStatsSnapshot) -> cuzk_device_backend {
+    cuzk_device_backend {
+        backend: match d.backend {
+            BackendKind::Cpu => cuzk_backend::Cpu,
+            BackendKind::Cuda => cuzk_backend::Cuda,
+        },
+        gpu_ordinal: d.gpu_ordinal,
+    }
+}
+
 fn device(d: DeviceStatsSnapshot) -> cuzk_device_stats {
     let DeviceStatsSnapshot {
         busy_ns,
@@ -291,6 +366,8 @@ fn device(d: DeviceStatsSnapshot) -> cuzk_device_stats {
         window_busy_ns,
         window_ns,
         partitions,
+        backend: _,
+        gpu_ordinal: _, // in `cuzk_stats.device_backends`
     } = d;
     cuzk_device_stats {
         busy_ns,
@@ -329,9 +406,28 @@ impl From<StatsSnapshot> for cuzk_stats {
             gap,
             finalize,
             trim,
+            start_ntt,
+            start_ntt_upload,
+            start_ntt_download,
+            start_msm_h,
+            start_msm_l,
+            start_msm_a,
+            start_msm_b_g1,
+            start_gather,
+            start_host_to_device,
+            start_device_to_host,
+            finalize_b_g2,
             device_count,
             devices,
         } = s;
+        let mut device_backends = [cuzk_device_backend::default(); CUZK_MAX_DEVICES];
+        for (b, d) in device_backends
+            .iter_mut()
+            .zip(&devices)
+            .take(device_count as usize)
+        {
+            *b = device_backend(d);
+        }
         cuzk_stats {
             size: std::mem::size_of::<cuzk_stats>(),
             uptime_ns,
@@ -359,6 +455,18 @@ impl From<StatsSnapshot> for cuzk_stats {
             trim: latency(trim),
             device_count,
             devices: devices.map(device),
+            start_ntt: latency(start_ntt),
+            start_ntt_upload: latency(start_ntt_upload),
+            start_ntt_download: latency(start_ntt_download),
+            start_msm_h: latency(start_msm_h),
+            start_msm_l: latency(start_msm_l),
+            start_msm_a: latency(start_msm_a),
+            start_msm_b_g1: latency(start_msm_b_g1),
+            start_gather: latency(start_gather),
+            start_host_to_device: latency(start_host_to_device),
+            start_device_to_host: latency(start_device_to_host),
+            finalize_b_g2: latency(finalize_b_g2),
+            device_backends,
         }
     }
 }

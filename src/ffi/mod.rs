@@ -28,9 +28,10 @@ mod status;
 
 pub use boundary::{boundary_for_tests, cuzk_last_error};
 pub use engine::{
-    cuzk_config, cuzk_device_stats, cuzk_engine, cuzk_engine_free, cuzk_engine_new, cuzk_get_stats,
-    cuzk_latency, cuzk_stats, cuzk_stats_prometheus, CUZK_CONFIG_ADMISSION_FAIL_FAST,
-    CUZK_CONFIG_TRIM_DISABLED, CUZK_MAX_DEVICES, CUZK_PRIORITY_CLASSES, CUZK_WAIT_FOREVER,
+    cuzk_backend, cuzk_config, cuzk_device_backend, cuzk_device_stats, cuzk_engine,
+    cuzk_engine_free, cuzk_engine_new, cuzk_get_stats, cuzk_latency, cuzk_stats,
+    cuzk_stats_prometheus, CUZK_CONFIG_ADMISSION_FAIL_FAST, CUZK_CONFIG_TRIM_DISABLED,
+    CUZK_MAX_DEVICES, CUZK_NO_GPU_ORDINAL, CUZK_PRIORITY_CLASSES, CUZK_WAIT_FOREVER,
 };
 pub use job::{
     cuzk_job, cuzk_job_cancel, cuzk_job_free, cuzk_job_partitions, cuzk_job_poll, cuzk_job_state,

@@ -8,7 +8,7 @@
 //! there (`gather.rs`); without one, they run on the host and each MSM uploads its scalars.
 
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use blstrs::{G1Affine, G1Projective, Scalar};
 use ff::Field;
@@ -20,7 +20,7 @@ use crate::cpu::ntt::Domain;
 use crate::error::{Error, Result};
 use crate::groth16::assignment::{Evaluations, Witness};
 use crate::groth16::density::Selection;
-use crate::groth16::prover::{PartialProof, StartPhase, StartTimings};
+use crate::groth16::prover::{Backend, PartialProof, StartPhase, StartTimings};
 use crate::groth16::srs::Srs;
 
 /// Share of a device's memory its resident SRSs may take; the rest is left to the MSM and
@@ -34,6 +34,7 @@ struct DeviceState {
 
 /// The start phase on one CUDA device.
 pub struct GpuStart {
+    ordinal: u32,
     // The engine's device mutex already serializes start phases per device; this lock only
     // gives `&self` access to the context's `&mut` API and is never contended.
     state: Mutex<DeviceState>,
@@ -57,6 +58,7 @@ impl GpuStart {
         let ctx = GpuContext::new(ordinal)?;
         let budget = budget.unwrap_or((ctx.info().total_memory as f64 * RESIDENT_SHARE) as usize);
         Ok(GpuStart {
+            ordinal: ordinal as u32,
             state: Mutex::new(DeviceState {
                 ctx,
                 resident: ResidentCache::new(budget),
@@ -73,17 +75,23 @@ impl GpuStart {
     }
 }
 
-/// Σ scalars·points, from the resident copy when there is one.
+/// Σ scalars·points, from the resident copy when there is one; with its wall time, and
+/// its transfers added to `timings`.
 fn msm(
     ctx: &mut GpuContext,
     resident: Option<&DeviceG1Points>,
     points: &[G1Affine],
     scalars: &[Scalar],
-) -> Result<G1Projective> {
-    Ok(match resident {
-        Some(r) => ctx.msm_g1_resident(r, 0, scalars)?.0,
-        None => ctx.msm_g1(points, scalars)?,
-    })
+    timings: &mut StartTimings,
+) -> Result<(G1Projective, Duration)> {
+    let t = Instant::now();
+    let (p, m) = match resident {
+        Some(r) => ctx.msm_g1_resident(r, 0, scalars)?,
+        None => ctx.msm_g1_timed(points, scalars)?,
+    };
+    timings.host_to_device += ms(m.upload_ms);
+    timings.device_to_host += ms(m.download_ms);
+    Ok((p, t.elapsed()))
 }
 
 /// The L, A and B_g1 MSMs against a resident SRS: the aux values are uploaded once; L
@@ -92,45 +100,74 @@ fn resident_msms(
     ctx: &mut GpuContext,
     kept: &ResidentSrs,
     w: &Witness,
-) -> Result<[G1Projective; 3]> {
+    t: &mut StartTimings,
+) -> Result<[(G1Projective, Duration); 3]> {
+    let tu = Instant::now();
     let aux = ctx.upload_scalars(&w.aux)?;
+    t.host_to_device += tu.elapsed();
     let all = [(&[][..], Selection::All), (&w.aux[..], Selection::All)];
     Ok([
-        msm_gathered(ctx, &kept.l, &aux, all)?,
-        msm_gathered(ctx, &kept.a, &aux, w.a_query())?,
-        msm_gathered(ctx, &kept.b_g1, &aux, w.b_query())?,
+        msm_gathered(ctx, &kept.l, &aux, all, t)?,
+        msm_gathered(ctx, &kept.a, &aux, w.a_query(), t)?,
+        msm_gathered(ctx, &kept.b_g1, &aux, w.b_query(), t)?,
     ])
 }
 
 /// One MSM of `resident_msms`: the query's (few) selected inputs are gathered on the host
-/// and put in front, its aux part is selected on the device from `aux`.
+/// and put in front, its aux part is selected on the device from `aux`. The gather's time
+/// goes to `t.gather`; the returned duration is the MSM's without it.
 fn msm_gathered(
     ctx: &mut GpuContext,
     points: &DeviceG1Points,
     aux: &DeviceScalars,
     [inputs, (_, selection)]: [(&[Scalar], Selection<'_>); 2],
-) -> Result<G1Projective> {
+    t: &mut StartTimings,
+) -> Result<(G1Projective, Duration)> {
+    let t0 = Instant::now();
     let front = gather(&[inputs]);
-    Ok(ctx
-        .msm_g1_resident_device_scalars(points, &front, aux, selection)?
-        .0)
+    let host = t0.elapsed();
+    let (p, m) = ctx.msm_g1_resident_device_scalars(points, &front, aux, selection)?;
+    let gathering = host + ms(m.upload_ms);
+    t.gather += gathering;
+    t.device_to_host += ms(m.download_ms);
+    Ok((p, t0.elapsed().saturating_sub(gathering)))
 }
 
 /// The L, A and B_g1 MSMs without a resident SRS: the A and B_g1 scalars are gathered on
 /// the host, and every MSM uploads its points and scalars.
-fn uploaded_msms(ctx: &mut GpuContext, srs: &Srs, w: &Witness) -> Result<[G1Projective; 3]> {
-    let l = msm(ctx, None, &srs.l, &w.aux)?;
+fn uploaded_msms(
+    ctx: &mut GpuContext,
+    srs: &Srs,
+    w: &Witness,
+    t: &mut StartTimings,
+) -> Result<[(G1Projective, Duration); 3]> {
+    let l = msm(ctx, None, &srs.l, &w.aux, t)?;
+    let tg = Instant::now();
     let a_scalars = gather(&w.a_query());
-    let a = msm(ctx, None, &srs.a, &a_scalars)?;
+    t.gather += tg.elapsed();
+    let a = msm(ctx, None, &srs.a, &a_scalars, t)?;
     drop(a_scalars);
+    let tg = Instant::now();
     let b_scalars = gather(&w.b_query());
-    let b_g1 = msm(ctx, None, &srs.b_g1, &b_scalars)?;
+    t.gather += tg.elapsed();
+    let b_g1 = msm(ctx, None, &srs.b_g1, &b_scalars, t)?;
     Ok([l, a, b_g1])
+}
+
+/// A device-event figure in milliseconds as a duration.
+fn ms(v: f32) -> Duration {
+    Duration::from_secs_f64(f64::from(v.max(0.0)) / 1e3)
 }
 
 impl StartPhase for GpuStart {
     fn name(&self) -> &'static str {
         "cuda"
+    }
+
+    fn backend(&self) -> Backend {
+        Backend::Cuda {
+            ordinal: self.ordinal,
+        }
     }
 
     fn start(
@@ -144,6 +181,7 @@ impl StartPhase for GpuStart {
             .lock()
             .map_err(|_| Error::internal("a previous start phase on this device panicked"))?;
         let DeviceState { ctx, resident } = &mut *guard;
+        let mut timings = StartTimings::default();
         let t0 = Instant::now();
         let Evaluations {
             mut a,
@@ -158,25 +196,36 @@ impl StartPhase for GpuStart {
             // A one-element domain has no H coefficient; the device transform needs n ≥ 2.
             crate::cpu::ntt::h_coefficients(&*Domain::cached(0)?, a, b, c)
         } else {
-            ctx.h_coefficients(&mut a, &b, &c)?;
+            let nt = ctx.h_coefficients(&mut a, &b, &c)?;
+            timings.ntt_upload = ms(nt.upload_ms);
+            timings.ntt_download = ms(nt.download_ms);
             drop((b, c));
             a.truncate(n - 1);
             a
         };
-        let ntt = t0.elapsed();
+        timings.ntt = t0.elapsed();
+        timings.host_to_device = timings.ntt_upload;
+        timings.device_to_host = timings.ntt_download;
 
         let t1 = Instant::now();
+        // Uploads the SRS's sections when they are not resident yet (host-timed).
         let kept = resident.get(ctx, srs);
-        let h = msm(ctx, kept.map(|r| &r.h), &srs.h, &h)?;
-        let [l, a, b_g1] = match kept {
-            Some(kept) => resident_msms(ctx, kept, w)?,
-            None => uploaded_msms(ctx, srs, w)?,
+        timings.host_to_device += t1.elapsed();
+        let t = &mut timings;
+        let (h, msm_h) = msm(ctx, kept.map(|r| &r.h), &srs.h, &h, t)?;
+        let [(l, msm_l), (a, msm_a), (b_g1, msm_b_g1)] = match kept {
+            Some(kept) => resident_msms(ctx, kept, w, t)?,
+            None => uploaded_msms(ctx, srs, w, t)?,
         };
+        timings.msm = t1.elapsed();
         Ok((
             PartialProof { h, l, a, b_g1 },
             StartTimings {
-                ntt,
-                msm: t1.elapsed(),
+                msm_h,
+                msm_l,
+                msm_a,
+                msm_b_g1,
+                ..timings
             },
         ))
     }

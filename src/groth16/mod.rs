@@ -16,7 +16,10 @@ pub use assignment::{Assignment, CircuitShape, Evaluations, Witness};
 pub use density::Density;
 pub use encoding::PointCheck;
 pub use proof::{Proof, PROOF_BYTES};
-pub use prover::{finish, prove, prove_batch, PartialProof, Randomness, StartPhase, StartTimings};
+pub use prover::{
+    finish, finish_timed, prove, prove_batch, Backend, BackendKind, PartialProof, Randomness,
+    StartPhase, StartTimings,
+};
 pub use scalars::ScalarEncoding;
 pub use srs::Srs;
 pub use synthesize::{synthesize, synthesize_batch};

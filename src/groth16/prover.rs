@@ -5,7 +5,7 @@
 //! B, C with the randomizers r and s. The engine runs `start` under the device mutex and
 //! `finish` on a finalizer thread, so one partition's B_g2 overlaps the next one's GPU work.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use blstrs::{G1Projective, G2Projective, Scalar};
 use ff::Field;
@@ -30,19 +30,93 @@ pub struct PartialProof {
     pub b_g1: G1Projective,
 }
 
-/// Time spent in each stage of a start phase, for the stats.
+/// Time spent in each stage of a start phase, for the stats. Stages overlap where a
+/// field says so (the transfer sums cover transfers inside the NTT and MSM stages), so
+/// the fields do not add up to the whole start phase.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StartTimings {
-    /// NTTs for H (host↔device transfers included on a GPU).
+    /// The H step: the NTTs and (a·b − c)/Z (on a GPU its transfers included).
     pub ntt: Duration,
-    /// The four G1 MSMs.
+    /// Of `ntt`, copying a, b and c to the device (device-event time; zero on the CPU).
+    pub ntt_upload: Duration,
+    /// Of `ntt`, copying H back to the host (device-event time; zero on the CPU).
+    pub ntt_download: Duration,
+    /// The four G1 MSMs with the gathers and, on a GPU, the resident-SRS lookup.
     pub msm: Duration,
+    /// The H MSM (Σ hᵢ·Hᵢ), wall time, transfers included.
+    pub msm_h: Duration,
+    /// The L MSM, wall time, transfers included.
+    pub msm_l: Duration,
+    /// The A MSM, wall time, transfers included (its gather not).
+    pub msm_a: Duration,
+    /// The B_g1 MSM, wall time, transfers included (its gather not).
+    pub msm_b_g1: Duration,
+    /// Gathering the density-selected A and B scalars into one buffer each: on the host, or
+    /// on a GPU whose SRS is resident, there (with the small uploads that feed the gather).
+    /// Zero on the CPU, whose MSMs read the selections in place.
+    pub gather: Duration,
+    /// Host → device copies over the whole start phase (those a gather counts excepted):
+    /// the device-event times of the evaluation, scalar and non-resident point uploads,
+    /// plus the wall time of the uploads that are not event-timed (the aux values; the
+    /// SRS when it becomes resident, on its first proof on the device). Zero on the CPU.
+    pub host_to_device: Duration,
+    /// Device → host copies over the whole start phase (device-event times; zero on the CPU).
+    pub device_to_host: Duration,
+}
+
+/// The kind of processor a start phase runs on, as the stats report it. The numbers are
+/// the C ABI's `cuzk_backend` codes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum BackendKind {
+    /// The host's CPUs.
+    #[default]
+    Cpu = 0,
+    /// A CUDA GPU.
+    Cuda = 1,
+}
+
+/// Where a start phase runs: the kind of processor and, for a GPU, its driver ordinal.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// The host's CPUs.
+    #[default]
+    Cpu,
+    /// The CUDA device with this driver ordinal.
+    Cuda {
+        /// The device's driver ordinal.
+        ordinal: u32,
+    },
+}
+
+impl Backend {
+    /// The kind, without the ordinal.
+    pub fn kind(self) -> BackendKind {
+        match self {
+            Backend::Cpu => BackendKind::Cpu,
+            Backend::Cuda { .. } => BackendKind::Cuda,
+        }
+    }
+
+    /// The GPU's driver ordinal; `None` on the CPU.
+    pub fn gpu_ordinal(self) -> Option<u32> {
+        match self {
+            Backend::Cpu => None,
+            Backend::Cuda { ordinal } => Some(ordinal),
+        }
+    }
 }
 
 /// The device share of a proof. Implemented by the CPU backend and, where present, the GPU.
 pub trait StartPhase: Send + Sync {
     /// The backend's name, as the stats and `cuzk_version()` report it.
     fn name(&self) -> &'static str;
+
+    /// Where this start phase runs, for the stats. The default is the CPU: a backend that
+    /// drives a device says which.
+    fn backend(&self) -> Backend {
+        Backend::Cpu
+    }
 
     /// Computes H and the G1 MSMs. `evaluations` is consumed (its memory is freed as soon as
     /// H is known). The caller has validated the assignment against `srs`.
@@ -89,6 +163,16 @@ pub fn finish(
     partial: &PartialProof,
     rs: Randomness,
 ) -> Result<Proof> {
+    finish_timed(srs, witness, partial, rs).map(|(proof, _)| proof)
+}
+
+/// [`finish`], with the time its B_g2 MSM took.
+pub fn finish_timed(
+    srs: &Srs,
+    witness: &Witness,
+    partial: &PartialProof,
+    rs: Randomness,
+) -> Result<(Proof, Duration)> {
     let vk = &srs.vk;
     if bool::from(vk.delta_g1.is_identity() | vk.delta_g2.is_identity()) {
         return Err(Error::new(
@@ -97,7 +181,9 @@ pub fn finish(
         ));
     }
     let Randomness { r, s } = rs;
+    let t = Instant::now();
     let b_g2 = b_g2_msm(srs, witness);
+    let b_g2_time = t.elapsed();
 
     let g_a = vk.delta_g1 * r + vk.alpha_g1 + partial.a;
     let g_b = vk.delta_g2 * s + vk.beta_g2 + b_g2;
@@ -108,11 +194,12 @@ pub fn finish(
         + partial.b_g1 * r
         + partial.h
         + partial.l;
-    Ok(Proof {
+    let proof = Proof {
         a: g_a.to_affine(),
         b: g_b.to_affine(),
         c: g_c.to_affine(),
-    })
+    };
+    Ok((proof, b_g2_time))
 }
 
 /// Validates, starts and finishes one proof on `backend`.

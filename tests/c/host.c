@@ -526,6 +526,23 @@ int main(int argc, char **argv) {
   CHECK(stats.devices[0].partitions == f.partitions && stats.devices[0].busy_ns > 0);
   CHECK(stats.mutex_hold.count == f.partitions && stats.finalize.count == f.partitions);
   CHECK(stats.memory_budget_bytes > 0 && stats.memory_peak_bytes > 0);
+  /* Per-stage timings, one per partition, inside the device holds; a CPU device. */
+  {
+    const cuzk_latency *stages[] = {
+        &stats.start_ntt,          &stats.start_ntt_upload, &stats.start_ntt_download,
+        &stats.start_msm_h,        &stats.start_msm_l,      &stats.start_msm_a,
+        &stats.start_msm_b_g1,     &stats.start_gather,     &stats.start_host_to_device,
+        &stats.start_device_to_host,
+    };
+    for (size_t i = 0; i < sizeof stages / sizeof stages[0]; i++) {
+      CHECK(stages[i]->count == f.partitions);
+      CHECK(stages[i]->sum_ns <= stats.mutex_hold.sum_ns + 1000000);
+    }
+    CHECK(stats.start_msm_l.sum_ns > 0 && stats.start_host_to_device.sum_ns == 0);
+    CHECK(stats.finalize_b_g2.count == f.partitions);
+    CHECK(stats.device_backends[0].backend == CUZK_BACKEND_CPU);
+    CHECK(stats.device_backends[0].gpu_ordinal == CUZK_NO_GPU_ORDINAL);
+  }
   CHECK(reserved_when_idle(engine) == 0);
   EXPECT(cuzk_stats_prometheus(engine, NULL, 0, &needed), CUZK_STATUS_BUFFER_TOO_SMALL, NULL);
   size_t cap = needed + 4096;
@@ -533,6 +550,8 @@ int main(int argc, char **argv) {
   EXPECT(cuzk_stats_prometheus(engine, text, cap, &needed), CUZK_STATUS_OK, NULL);
   CHECK(needed <= cap && strlen(text) + 1 == needed);
   CHECK(strstr(text, "cuzk_jobs_finished_total 1\n") != NULL);
+  CHECK(strstr(text, "cuzk_start_stage_seconds_count{stage=\"msm_b_g1\"}") != NULL);
+  CHECK(strstr(text, "cuzk_device_info{device=\"0\",backend=\"cpu\"} 1\n") != NULL);
 
   free(text);
 

@@ -186,6 +186,12 @@ int main(int argc, char **argv) {
     CHECK(s.partitions_proved + s.partitions_dropped >= 8 * n);
     CHECK(s.device_count == 2 && s.devices[0].partitions + s.devices[1].partitions >= 8 * n);
     CHECK(s.queue_depth[0] == 0);
+    // Every proved partition's start phase timed its stages (cancelled ones may add more).
+    CHECK(s.start_ntt.count >= s.partitions_proved && s.start_msm_h.count >= s.partitions_proved);
+    for (int d = 0; d < 2; d++) {
+      CHECK(s.device_backends[d].backend == CUZK_BACKEND_CPU);
+      CHECK(s.device_backends[d].gpu_ordinal == CUZK_NO_GPU_ORDINAL);
+    }
     // Memory comes back just after each proof is stored: wait for it (up to 10 s).
     for (int i = 0; i < 10000 && s.memory_reserved_bytes != 0; i++) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));

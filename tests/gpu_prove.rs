@@ -198,7 +198,10 @@ fn resident_srs_cache_evicts_and_stays_correct() {
         .enumerate()
         .map(|(i, c)| generate_srs(c.clone(), &ToxicWaste::from_seed(30 + i as u64)).unwrap())
         .collect();
-    let g1 = |s: &cuzk::groth16::Srs| 96 * (s.h.len() + s.l.len() + s.a.len() + s.b_g1.len());
+    // The resident copy holds the G1 sections and B_g2.
+    let g1 = |s: &cuzk::groth16::Srs| {
+        96 * (s.h.len() + s.l.len() + s.a.len() + s.b_g1.len()) + 192 * s.b_g2.len()
+    };
     let budget = g1(&srss[0]).max(g1(&srss[1])) + 1;
     let gpu = GpuStart::with_resident_budget(0, Some(budget)).unwrap();
     for (round, which) in [0usize, 0, 1, 0, 1, 1].into_iter().enumerate() {

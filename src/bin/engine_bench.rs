@@ -133,6 +133,13 @@ fn report(title: &str, s: &StatsSnapshot) {
 }
 
 fn main() {
+    // CUZK_LOG=cuzk::gpu_timing=debug shows each start phase's waits and stages.
+    if let Ok(filter) = std::env::var("CUZK_LOG") {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_writer(std::io::stderr)
+            .init();
+    }
     let args = match parse() {
         Ok(a) => a,
         Err(e) => {
@@ -285,18 +292,29 @@ fn fixed_backlog(args: &Args, engine: &Engine, srs: &Arc<Srs>, partitions: &[Ass
         // jobs give back.
         let (tx, rx) = crossbeam_channel::unbounded();
         scope.spawn(move || {
+            let mut slowest = Duration::ZERO;
+            let ts = Instant::now();
             for j in 0..args.jobs {
                 let rs = (0..partitions.len()).map(|p| randomness(j, p)).collect();
+                let parts = partitions.to_vec();
+                let t = Instant::now();
                 let job = engine
                     .prove_start(
                         srs.clone(),
-                        partitions.to_vec(),
+                        parts,
                         RandomnessChoice::Given(rs),
                         Priority::PorepSnap,
                     )
                     .expect("admitted");
+                slowest = slowest.max(t.elapsed());
                 tx.send(job).expect("collector alive");
             }
+            println!(
+                "  submitted {} jobs in {:.2} s (slowest prove_start {:.1} ms)",
+                args.jobs,
+                ts.elapsed().as_secs_f64(),
+                slowest.as_secs_f64() * 1e3
+            );
         });
         for (j, job) in rx.iter().enumerate() {
             let job: cuzk::Job = job;

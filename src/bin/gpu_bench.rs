@@ -1,12 +1,14 @@
 //! GPU benchmark: G1 MSM and Fr NTT timings per stage on device 0.
 //!
-//! `gpu_bench [msm|ntt|all] [--runs N] [--msm-logs 16,20,22,24] [--ntt-logs 20,...,26]`
+//! `gpu_bench [msm|g2|ntt|all] [--runs N] [--msm-logs 16,20,22,24] [--g2-logs 16,18,20]
+//! [--ntt-logs 20,...,26]`
 //! Prints the median of N timed runs after one warm-up run for each size. Inputs are random;
-//! the first MSM of each size is also checked against the CPU backend (sizes <= 2^20).
+//! the first MSM of each size is also checked against the CPU backend (sizes <= 2^20). The
+//! G2 MSM (B_g2) is timed next to the CPU backend's in the same process.
 
 use std::time::Instant;
 
-use blstrs::{G1Affine, G1Projective, Scalar};
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
 use group::prime::PrimeCurveAffine;
 use group::{Curve, Group};
@@ -67,6 +69,30 @@ fn points(n: usize) -> Vec<G1Affine> {
     out
 }
 
+/// G2 points the same way as [`points`].
+fn g2_points(n: usize) -> Vec<G2Affine> {
+    let runs = 256usize.min(n);
+    let per = n.div_ceil(runs);
+    let proj: Vec<G2Projective> = (0..runs)
+        .into_par_iter()
+        .flat_map_iter(|r| {
+            let mut g = SplitMix::seed_from_u64(1000 + r as u64);
+            let mut p = G2Projective::generator() * Scalar::random(&mut g);
+            let step = G2Projective::generator() * Scalar::random(&mut g);
+            let len = per.min(n.saturating_sub(r * per));
+            (0..len).map(move |_| {
+                p += step;
+                p
+            })
+        })
+        .collect();
+    let mut out = vec![G2Affine::identity(); n];
+    out.par_chunks_mut(1 << 16)
+        .zip(proj.par_chunks(1 << 16))
+        .for_each(|(o, p)| G2Projective::batch_normalize(p, o));
+    out
+}
+
 fn scalars(n: usize, seed: u64) -> Vec<Scalar> {
     (0..n.div_ceil(1 << 14))
         .into_par_iter()
@@ -101,6 +127,7 @@ fn main() {
     let runs: usize = opt("--runs").and_then(|s| s.parse().ok()).unwrap_or(5);
     let msm_logs = logs(opt("--msm-logs"), &[16, 20, 22, 24]);
     let ntt_logs = logs(opt("--ntt-logs"), &[20, 21, 22, 23, 24, 25, 26]);
+    let g2_logs = logs(opt("--g2-logs"), &[16, 18, 20]);
 
     let devs = match gpu::discover() {
         Ok(d) if !d.is_empty() => d,
@@ -183,6 +210,51 @@ fn main() {
                 m(|t| t.upload_ms),
             );
             drop(on_device);
+        }
+        ctx.release_scratch();
+    }
+
+    if what == "g2" || what == "all" {
+        println!("\nG2 MSM, points resident (median of {runs} after 1 warm-up; ms), next to the CPU backend");
+        println!(
+            "{:>5} {:>3} {:>9} {:>8} {:>9} {:>9} {:>9} {:>8}",
+            "log n", "c", "total", "upload", "accum", "kernels", "cpu", "cpu/gpu"
+        );
+        for &lg in &g2_logs {
+            let n = 1usize << lg;
+            let p = g2_points(n);
+            let s = scalars(n, 500 + lg as u64);
+            let on_device = ctx.upload_g2_points(&p).expect("upload G2 points");
+            let (r, _) = ctx.msm_g2_resident(&on_device, 0, &s).expect("g2 msm");
+            let tc = Instant::now();
+            let want = cuzk::cpu::msm::msm_g2(&p, &s);
+            let mut cpu_ms = vec![tc.elapsed().as_secs_f32() * 1e3];
+            assert_eq!(
+                r.to_affine(),
+                want.to_affine(),
+                "GPU G2 MSM differs from CPU at 2^{lg}"
+            );
+            for _ in 1..runs.min(3) {
+                let tc = Instant::now();
+                std::hint::black_box(cuzk::cpu::msm::msm_g2(&p, &s));
+                cpu_ms.push(tc.elapsed().as_secs_f32() * 1e3);
+            }
+            let ts: Vec<MsmTimings> = (0..runs)
+                .map(|_| ctx.msm_g2_resident(&on_device, 0, &s).expect("g2 msm").1)
+                .collect();
+            let m = |f: fn(&MsmTimings) -> f32| median(ts.iter().map(f).collect());
+            let cpu = median(cpu_ms);
+            println!(
+                "{:>5} {:>3} {:>9.2} {:>8.2} {:>9.2} {:>9.2} {:>9.2} {:>7.1}x",
+                lg,
+                ts[0].window_bits,
+                m(|t| t.total_ms),
+                m(|t| t.upload_ms),
+                m(|t| t.accumulate_ms),
+                m(|t| t.sort_ms + t.accumulate_ms + t.merge_ms + t.reduce_ms),
+                cpu,
+                cpu / m(|t| t.total_ms)
+            );
         }
         ctx.release_scratch();
     }

@@ -50,7 +50,13 @@ impl StartPhase for CpuStart {
         let (a, msm_a) = timed(|| msm::<G1>(&srs.a, &w.a_query()));
         let (b_g1, msm_b_g1) = timed(|| msm::<G1>(&srs.b_g1, &w.b_query()));
         Ok((
-            PartialProof { h, l, a, b_g1 },
+            PartialProof {
+                h,
+                l,
+                a,
+                b_g1,
+                b_g2: None,
+            },
             StartTimings {
                 ntt,
                 msm: t1.elapsed(),

@@ -8,8 +8,10 @@
 
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
+use std::marker::PhantomData;
 use std::sync::OnceLock;
 
+use blstrs::{G1Affine, G2Affine};
 use cudarc::driver::result;
 use cudarc::driver::sys;
 
@@ -149,23 +151,36 @@ impl Drop for DevBuf {
     }
 }
 
-/// G1 points kept on one device (e.g. an SRS section reused by many proofs), made by
-/// [`GpuContext::upload_g1_points`] and read by [`GpuContext::msm_g1_resident`]. Drop it
-/// before the `GpuContext` it came from.
-pub struct DeviceG1Points {
+/// Points kept on one device (e.g. an SRS section reused by many proofs), made by
+/// [`GpuContext::upload_g1_points`] / [`GpuContext::upload_g2_points`] and read by
+/// [`GpuContext::msm_g1_resident`] / [`GpuContext::msm_g2_resident`]. Drop it before the
+/// `GpuContext` it came from.
+pub struct DevicePoints<A> {
     // Field order: `buf` is freed (in its own Drop) after this struct's Drop made `ctx` current.
     buf: DevBuf,
     len: usize,
     ctx: sys::CUcontext,
+    // Which curve the bytes are: a G1 buffer cannot be passed to a G2 MSM.
+    _points: PhantomData<fn() -> A>,
 }
 
-// SAFETY: a device allocation and the context handle it belongs to; freeing binds the context.
-unsafe impl Send for DeviceG1Points {}
-unsafe impl Sync for DeviceG1Points {}
+/// G1 points on a device.
+pub type DeviceG1Points = DevicePoints<G1Affine>;
+/// G2 points on a device.
+pub type DeviceG2Points = DevicePoints<G2Affine>;
 
-impl DeviceG1Points {
+// SAFETY: a device allocation and the context handle it belongs to; freeing binds the context.
+unsafe impl<A> Send for DevicePoints<A> {}
+unsafe impl<A> Sync for DevicePoints<A> {}
+
+impl<A> DevicePoints<A> {
     pub(crate) fn new(buf: DevBuf, len: usize, ctx: sys::CUcontext) -> Self {
-        DeviceG1Points { buf, len, ctx }
+        DevicePoints {
+            buf,
+            len,
+            ctx,
+            _points: PhantomData,
+        }
     }
 
     /// Number of points.
@@ -192,15 +207,15 @@ impl DeviceG1Points {
     }
 }
 
-impl std::fmt::Debug for DeviceG1Points {
+impl<A> std::fmt::Debug for DevicePoints<A> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DeviceG1Points")
+        f.debug_struct("DevicePoints")
             .field("len", &self.len)
             .finish_non_exhaustive()
     }
 }
 
-impl Drop for DeviceG1Points {
+impl<A> Drop for DevicePoints<A> {
     fn drop(&mut self) {
         // cuMemFree needs a current context; the buffer is freed right after this.
         let _ = unsafe { result::ctx::set_current(self.ctx) };
@@ -216,6 +231,10 @@ pub(crate) const KERNELS: &[&str] = &[
     "cuzk_msm_merge_pieces",
     "cuzk_msm_bucket_reduce",
     "cuzk_msm_tree_reduce",
+    "cuzk_msm_accumulate_g2",
+    "cuzk_msm_merge_pieces_g2",
+    "cuzk_msm_bucket_reduce_g2",
+    "cuzk_msm_tree_reduce_g2",
     "cuzk_ntt_powers",
     "cuzk_ntt_scale",
     "cuzk_ntt_bitrev",

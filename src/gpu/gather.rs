@@ -12,12 +12,12 @@
 
 use std::time::Instant;
 
-use blstrs::{G1Projective, Scalar};
+use blstrs::{G1Projective, G2Projective, Scalar};
 use cudarc::driver::{result, sys};
 use group::Group;
 
-use super::driver::{Args, DevBuf, DeviceG1Points, GpuContext};
-use super::msm::{Points, Scalars};
+use super::driver::{Args, DevBuf, DeviceG1Points, DeviceG2Points, DevicePoints, GpuContext};
+use super::msm::{DeviceCurve, Points, Scalars, G1, G2};
 use super::{GpuError, MsmTimings};
 use crate::groth16::density::Selection;
 
@@ -111,18 +111,42 @@ impl GpuContext {
         scalars: &DeviceScalars,
         selection: Selection<'_>,
     ) -> Result<(G1Projective, MsmTimings), GpuError> {
+        self.msm_resident_device_scalars::<G1>(points, front, scalars, selection)
+    }
+
+    /// The G2 version of [`Self::msm_g1_resident_device_scalars`] (B_g2 from the aux values
+    /// already on the device).
+    pub fn msm_g2_resident_device_scalars(
+        &mut self,
+        points: &DeviceG2Points,
+        front: &[Scalar],
+        scalars: &DeviceScalars,
+        selection: Selection<'_>,
+    ) -> Result<(G2Projective, MsmTimings), GpuError> {
+        self.msm_resident_device_scalars::<G2>(points, front, scalars, selection)
+    }
+
+    fn msm_resident_device_scalars<C: DeviceCurve>(
+        &mut self,
+        points: &DevicePoints<C::Affine>,
+        front: &[Scalar],
+        scalars: &DeviceScalars,
+        selection: Selection<'_>,
+    ) -> Result<(C::Projective, MsmTimings), GpuError> {
         let t0 = Instant::now();
         if points.context() != self.cu_ctx() || scalars.ctx != self.cu_ctx() {
-            return Err(GpuError::InvalidArgument(
-                "msm_g1_resident_device_scalars: points or scalars live on another device".into(),
-            ));
+            return Err(GpuError::InvalidArgument(format!(
+                "{}_resident_device_scalars: points or scalars live on another device",
+                C::NAME
+            )));
         }
         let selected = match selection {
             Selection::All => scalars.len,
             Selection::Dense(d) if d.len() == scalars.len => d.count_ones(),
             Selection::Dense(d) => {
                 return Err(GpuError::InvalidArgument(format!(
-                    "msm_g1_resident_device_scalars: a density of {} bits for {} scalars",
+                    "{}_resident_device_scalars: a density of {} bits for {} scalars",
+                    C::NAME,
                     d.len(),
                     scalars.len
                 )))
@@ -131,20 +155,22 @@ impl GpuContext {
         let count = front.len() + selected;
         if count != points.len() {
             return Err(GpuError::InvalidArgument(format!(
-                "msm_g1_resident_device_scalars: {count} scalars ({} in front, {selected} \
+                "{}_resident_device_scalars: {count} scalars ({} in front, {selected} \
                  selected) but {} points",
+                C::NAME,
                 front.len(),
                 points.len()
             )));
         }
         if count >= 1 << 31 || scalars.len >= 1 << 31 {
             return Err(GpuError::InvalidArgument(format!(
-                "msm_g1_resident_device_scalars: {count} of {} scalars is over 2^31 - 1",
+                "{}_resident_device_scalars: {count} of {} scalars is over 2^31 - 1",
+                C::NAME,
                 scalars.len
             )));
         }
         if count == 0 {
-            return Ok((G1Projective::identity(), MsmTimings::default()));
+            return Ok((C::Projective::identity(), MsmTimings::default()));
         }
         self.bind()?;
         let d_out = self.msm_scalar_scratch(count)?;
@@ -184,7 +210,7 @@ impl GpuContext {
         }
         let e1 = self.mark()?;
         let (p, mut timings) =
-            self.msm_g1_inner(Points::Device(points.device_ptr()), Scalars::Scratch(count))?;
+            self.msm_inner::<C>(Points::Device(points.device_ptr()), Scalars::Scratch(count))?;
         // The MSM synchronized the stream, so both events have completed.
         timings.upload_ms = e0.ms_to(&e1)?;
         timings.total_ms = t0.elapsed().as_secs_f32() * 1e3;

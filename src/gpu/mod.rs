@@ -32,14 +32,14 @@ mod msm;
 mod ntt;
 
 #[cfg(cuzk_cuda_kernels)]
-pub use driver::{discover, DeviceG1Points, GpuContext};
+pub use driver::{discover, DeviceG1Points, DeviceG2Points, DevicePoints, GpuContext};
 #[cfg(cuzk_cuda_kernels)]
 pub use gather::DeviceScalars;
 
 #[cfg(not(cuzk_cuda_kernels))]
 mod stub;
 #[cfg(not(cuzk_cuda_kernels))]
-pub use stub::{discover, DeviceG1Points, DeviceScalars, GpuContext};
+pub use stub::{discover, DeviceG1Points, DeviceG2Points, DeviceScalars, GpuContext};
 
 /// The usable CUDA devices; empty when there is no driver, no GPU, or no compiled kernels.
 /// [`discover`] says why a list is empty.

@@ -1,12 +1,16 @@
-//! G1 MSM on the device: the launch sequence of `cuda/msm.cuh` and the host's window sum.
+//! G1 and G2 MSMs on the device: the launch sequence of `cuda/msm.cuh` and the host's window
+//! sum. One generic pipeline ([`DeviceCurve`] says what differs: point sizes, kernel names,
+//! the conversion of a window sum).
 
 use std::time::Instant;
 
-use blst::{blst_fp, blst_fp_mul, blst_fp_sqr, blst_p1};
-use blstrs::{G1Affine, G1Projective, Scalar};
+use blst::{
+    blst_fp, blst_fp2, blst_fp2_mul, blst_fp2_sqr, blst_fp_mul, blst_fp_sqr, blst_p1, blst_p2,
+};
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use group::Group;
 
-use super::driver::{Args, DeviceG1Points, GpuContext};
+use super::driver::{Args, DeviceG1Points, DeviceG2Points, DevicePoints, GpuContext};
 use super::{GpuError, MsmTimings};
 
 const _: () = assert!(
@@ -14,12 +18,69 @@ const _: () = assert!(
     "G1Affine must be blst_p1_affine"
 );
 const _: () = assert!(
+    std::mem::size_of::<G2Affine>() == 192,
+    "G2Affine must be blst_p2_affine"
+);
+const _: () = assert!(
     std::mem::size_of::<Scalar>() == 32,
     "Scalar must be blst_fr"
 );
 
-/// Bytes of one XYZZ point on the device (4 x 48).
-const XYZZ_BYTES: usize = 192;
+/// What the device pipeline needs to know about a curve.
+pub(super) trait DeviceCurve {
+    /// Affine points as blst stores them, copied to the device as they are.
+    type Affine: Copy;
+    type Projective: Group;
+    /// "msm_g1" / "msm_g2", for messages.
+    const NAME: &'static str;
+    /// Bytes of one affine point; a multiple of 16 (the kernels' vector loads).
+    const AFFINE_BYTES: usize;
+    /// Bytes of one XYZZ point (4 coordinates).
+    const XYZZ_BYTES: usize;
+    /// The point stages' kernels: accumulate, merge pieces, bucket reduce, tree reduce.
+    const KERNELS: [&'static str; 4];
+    /// A window sum as the device leaves it (X, Y, ZZ, ZZZ, Montgomery limbs).
+    fn from_xyzz(words: &[u64]) -> Self::Projective;
+}
+
+/// G1 over Fp.
+pub(super) struct G1;
+/// G2 over Fp2.
+pub(super) struct G2;
+
+impl DeviceCurve for G1 {
+    type Affine = G1Affine;
+    type Projective = G1Projective;
+    const NAME: &'static str = "msm_g1";
+    const AFFINE_BYTES: usize = 96;
+    const XYZZ_BYTES: usize = 192;
+    const KERNELS: [&'static str; 4] = [
+        "cuzk_msm_accumulate",
+        "cuzk_msm_merge_pieces",
+        "cuzk_msm_bucket_reduce",
+        "cuzk_msm_tree_reduce",
+    ];
+    fn from_xyzz(words: &[u64]) -> G1Projective {
+        xyzz_to_g1(words)
+    }
+}
+
+impl DeviceCurve for G2 {
+    type Affine = G2Affine;
+    type Projective = G2Projective;
+    const NAME: &'static str = "msm_g2";
+    const AFFINE_BYTES: usize = 192;
+    const XYZZ_BYTES: usize = 384;
+    const KERNELS: [&'static str; 4] = [
+        "cuzk_msm_accumulate_g2",
+        "cuzk_msm_merge_pieces_g2",
+        "cuzk_msm_bucket_reduce_g2",
+        "cuzk_msm_tree_reduce_g2",
+    ];
+    fn from_xyzz(words: &[u64]) -> G2Projective {
+        xyzz_to_g2(words)
+    }
+}
 /// Sorted entries per accumulation thread (`CUZK_MSM_SLICE` overrides it, for benchmarking).
 fn slice_len() -> u32 {
     env_u32("CUZK_MSM_SLICE").unwrap_or(32).clamp(1, 4096)
@@ -54,9 +115,9 @@ fn env_u32(name: &str) -> Option<u32> {
 
 /// Where an MSM's points are.
 #[derive(Clone, Copy)]
-pub(super) enum Points<'a> {
+pub(super) enum Points<'a, A> {
     /// On the host: uploaded into scratch first.
-    Host(&'a [G1Affine]),
+    Host(&'a [A]),
     /// Already on the device, at this address.
     Device(u64),
 }
@@ -119,24 +180,27 @@ impl GpuContext {
         points: &[G1Affine],
         scalars: &[Scalar],
     ) -> Result<(G1Projective, MsmTimings), GpuError> {
-        if points.len() != scalars.len() {
-            return Err(GpuError::InvalidArgument(format!(
-                "msm_g1: {} points but {} scalars",
-                points.len(),
-                scalars.len()
-            )));
-        }
-        self.msm_g1_inner(Points::Host(points), Scalars::Host(scalars))
+        self.msm_host::<G1>(points, scalars)
+    }
+
+    /// Σ scalars[i]·points[i] over G2 (B_g2), as [`Self::msm_g1_timed`].
+    pub fn msm_g2_timed(
+        &mut self,
+        points: &[G2Affine],
+        scalars: &[Scalar],
+    ) -> Result<(G2Projective, MsmTimings), GpuError> {
+        self.msm_host::<G2>(points, scalars)
     }
 
     /// Copies `points` to the device once, for [`Self::msm_g1_resident`] (an SRS section
     /// that many proofs reuse).
     pub fn upload_g1_points(&mut self, points: &[G1Affine]) -> Result<DeviceG1Points, GpuError> {
-        self.bind()?;
-        let buf = self.alloc(points.len() * 96)?;
-        self.upload_staged(buf.ptr, points)?;
-        self.sync()?;
-        Ok(DeviceG1Points::new(buf, points.len(), self.cu_ctx()))
+        self.upload_points::<G1>(points)
+    }
+
+    /// The G2 version of [`Self::upload_g1_points`].
+    pub fn upload_g2_points(&mut self, points: &[G2Affine]) -> Result<DeviceG2Points, GpuError> {
+        self.upload_points::<G2>(points)
     }
 
     /// Σ scalars[i]·points[start + i] with points already on this device: only the scalars
@@ -147,24 +211,72 @@ impl GpuContext {
         start: usize,
         scalars: &[Scalar],
     ) -> Result<(G1Projective, MsmTimings), GpuError> {
+        self.msm_resident::<G1>(points, start, scalars)
+    }
+
+    /// The G2 version of [`Self::msm_g1_resident`].
+    pub fn msm_g2_resident(
+        &mut self,
+        points: &DeviceG2Points,
+        start: usize,
+        scalars: &[Scalar],
+    ) -> Result<(G2Projective, MsmTimings), GpuError> {
+        self.msm_resident::<G2>(points, start, scalars)
+    }
+
+    fn msm_host<C: DeviceCurve>(
+        &mut self,
+        points: &[C::Affine],
+        scalars: &[Scalar],
+    ) -> Result<(C::Projective, MsmTimings), GpuError> {
+        if points.len() != scalars.len() {
+            return Err(GpuError::InvalidArgument(format!(
+                "{}: {} points but {} scalars",
+                C::NAME,
+                points.len(),
+                scalars.len()
+            )));
+        }
+        self.msm_inner::<C>(Points::Host(points), Scalars::Host(scalars))
+    }
+
+    fn upload_points<C: DeviceCurve>(
+        &mut self,
+        points: &[C::Affine],
+    ) -> Result<DevicePoints<C::Affine>, GpuError> {
+        self.bind()?;
+        let buf = self.alloc(points.len() * C::AFFINE_BYTES)?;
+        self.upload_staged(buf.ptr, points)?;
+        self.sync()?;
+        Ok(DevicePoints::new(buf, points.len(), self.cu_ctx()))
+    }
+
+    fn msm_resident<C: DeviceCurve>(
+        &mut self,
+        points: &DevicePoints<C::Affine>,
+        start: usize,
+        scalars: &[Scalar],
+    ) -> Result<(C::Projective, MsmTimings), GpuError> {
         if points.context() != self.cu_ctx() {
-            return Err(GpuError::InvalidArgument(
-                "msm_g1_resident: points live on another device".into(),
-            ));
+            return Err(GpuError::InvalidArgument(format!(
+                "{}_resident: points live on another device",
+                C::NAME
+            )));
         }
         if start
             .checked_add(scalars.len())
             .map_or(true, |end| end > points.len())
         {
             return Err(GpuError::InvalidArgument(format!(
-                "msm_g1_resident: points {start}..{} out of the {} on the device",
+                "{}_resident: points {start}..{} out of the {} on the device",
+                C::NAME,
                 start.saturating_add(scalars.len()),
                 points.len()
             )));
         }
-        // 96-byte points keep every offset 16-byte aligned, as the vector loads need.
-        self.msm_g1_inner(
-            Points::Device(points.device_ptr() + (start * 96) as u64),
+        // 96- and 192-byte points keep every offset 16-byte aligned, as the vector loads need.
+        self.msm_inner::<C>(
+            Points::Device(points.device_ptr() + (start * C::AFFINE_BYTES) as u64),
             Scalars::Host(scalars),
         )
     }
@@ -175,11 +287,12 @@ impl GpuContext {
         self.scratch("msm.scalars", n * 32)
     }
 
-    pub(super) fn msm_g1_inner(
+    /// The pipeline with its points and scalars wherever they are.
+    pub(super) fn msm_inner<C: DeviceCurve>(
         &mut self,
-        points: Points<'_>,
+        points: Points<'_, C::Affine>,
         scalars: Scalars<'_>,
-    ) -> Result<(G1Projective, MsmTimings), GpuError> {
+    ) -> Result<(C::Projective, MsmTimings), GpuError> {
         let t0 = Instant::now();
         let len = match scalars {
             Scalars::Host(s) => s.len(),
@@ -187,11 +300,12 @@ impl GpuContext {
         };
         if len >= (1 << 31) {
             return Err(GpuError::InvalidArgument(format!(
-                "msm_g1: {len} points is over 2^31 - 1"
+                "{}: {len} points is over 2^31 - 1",
+                C::NAME
             )));
         }
         if len == 0 {
-            return Ok((G1Projective::identity(), MsmTimings::default()));
+            return Ok((C::Projective::identity(), MsmTimings::default()));
         }
         self.bind()?;
         let p = Plan::new(len);
@@ -200,7 +314,7 @@ impl GpuContext {
         let hist_len = nwin * (nb + 1);
 
         let d_points = match points {
-            Points::Host(_) => self.scratch("msm.points", n * 96)?,
+            Points::Host(_) => self.scratch("msm.points", n * C::AFFINE_BYTES)?,
             Points::Device(ptr) => ptr,
         };
         let d_scalars = self.msm_scalar_scratch(n)?;
@@ -208,17 +322,17 @@ impl GpuContext {
         let d_totals = self.scratch("msm.totals", nwin * 4)?;
         let d_sidx = self.scratch("msm.sorted_idx", nwin * n * 4)?;
         let d_sbkt = self.scratch("msm.sorted_bkt", nwin * n * 4)?;
-        let d_buckets = self.scratch("msm.buckets", nwin * nb * XYZZ_BYTES)?;
-        let d_pieces = self.scratch("msm.pieces", nwin * t2 * XYZZ_BYTES)?;
+        let d_buckets = self.scratch("msm.buckets", nwin * nb * C::XYZZ_BYTES)?;
+        let d_pieces = self.scratch("msm.pieces", nwin * t2 * C::XYZZ_BYTES)?;
         let d_pbkt = self.scratch("msm.piece_bkt", nwin * t2 * 4)?;
         // The merge levels ping-pong between the pieces and these (level 1 writes at most
         // 2*ceil(2T/G) slots per window, later levels fewer).
         let t2b = 2 * t2.div_ceil(MERGE_CHUNK as usize);
-        let d_pieces2 = self.scratch("msm.pieces2", nwin * t2b * XYZZ_BYTES)?;
+        let d_pieces2 = self.scratch("msm.pieces2", nwin * t2b * C::XYZZ_BYTES)?;
         let d_pbkt2 = self.scratch("msm.piece_bkt2", nwin * t2b * 4)?;
-        let d_tot = self.scratch("msm.seg_tot", nwin * p.segments as usize * XYZZ_BYTES)?;
-        let d_acc = self.scratch("msm.seg_acc", nwin * p.segments as usize * XYZZ_BYTES)?;
-        let d_out = self.scratch("msm.out", nwin * XYZZ_BYTES)?;
+        let d_tot = self.scratch("msm.seg_tot", nwin * p.segments as usize * C::XYZZ_BYTES)?;
+        let d_acc = self.scratch("msm.seg_acc", nwin * p.segments as usize * C::XYZZ_BYTES)?;
+        let d_out = self.scratch("msm.out", nwin * C::XYZZ_BYTES)?;
 
         let e0 = self.mark()?;
         if let Points::Host(points) = points {
@@ -229,7 +343,7 @@ impl GpuContext {
         }
         let e1 = self.mark()?;
         self.memset0(d_hist, hist_len * 4)?;
-        self.memset0(d_buckets, nwin * nb * XYZZ_BYTES)?;
+        self.memset0(d_buckets, nwin * nb * C::XYZZ_BYTES)?;
         unsafe {
             self.launch(
                 "cuzk_msm_scalars_hist",
@@ -268,7 +382,7 @@ impl GpuContext {
         let e2 = self.mark()?;
         unsafe {
             self.launch(
-                "cuzk_msm_accumulate",
+                C::KERNELS[0],
                 p.nwin as u64 * p.slices as u64,
                 EC_BLOCK,
                 0,
@@ -294,7 +408,7 @@ impl GpuContext {
             let chunks = slots.div_ceil(MERGE_CHUNK);
             unsafe {
                 self.launch(
-                    "cuzk_msm_merge_pieces",
+                    C::KERNELS[1],
                     p.nwin as u64 * chunks as u64,
                     EC_BLOCK,
                     0,
@@ -320,7 +434,7 @@ impl GpuContext {
         let e3 = self.mark()?;
         unsafe {
             self.launch(
-                "cuzk_msm_bucket_reduce",
+                C::KERNELS[2],
                 p.nwin as u64 * p.segments as u64,
                 EC_BLOCK,
                 0,
@@ -336,7 +450,7 @@ impl GpuContext {
             let mut l = 0u32;
             while p.segments >> (l + 1) >= 1 {
                 self.launch(
-                    "cuzk_msm_tree_reduce",
+                    C::KERNELS[3],
                     p.nwin as u64 * (p.segments >> (l + 1)) as u64,
                     EC_BLOCK,
                     0,
@@ -353,13 +467,13 @@ impl GpuContext {
             }
         }
         let e4 = self.mark()?;
-        let mut windows = vec![[0u64; 24]; nwin];
+        let mut windows = vec![0u64; nwin * C::XYZZ_BYTES / 8];
         self.download(&mut windows, d_out)?;
         let e5 = self.mark()?;
         self.sync()?;
 
         let th = Instant::now();
-        let result = combine_windows(&windows, p.c);
+        let result = combine_windows::<C>(&windows, p.c);
         let host_ms = th.elapsed().as_secs_f32() * 1e3;
         let timings = MsmTimings {
             upload_ms: e0.ms_to(&e1)?,
@@ -392,7 +506,7 @@ fn fp_sqr(a: &blst_fp) -> blst_fp {
 
 /// An XYZZ point from the device (X, Y, ZZ, ZZZ, each 6 u64 limbs, Montgomery) as a blst
 /// Jacobian point: Z = ZZ·ZZZ, X_J = X·ZZ·ZZZ², Y_J = Y·ZZ³·ZZZ², since x = X/ZZ, y = Y/ZZZ.
-fn xyzz_to_projective(w: &[u64; 24]) -> G1Projective {
+fn xyzz_to_g1(w: &[u64]) -> G1Projective {
     let fp = |i: usize| {
         let mut l = [0u64; 6];
         l.copy_from_slice(&w[6 * i..6 * i + 6]);
@@ -413,14 +527,53 @@ fn xyzz_to_projective(w: &[u64; 24]) -> G1Projective {
     unsafe { std::mem::transmute::<blst_p1, G1Projective>(p) }
 }
 
+fn fp2_mul(a: &blst_fp2, b: &blst_fp2) -> blst_fp2 {
+    let mut r = blst_fp2::default();
+    // SAFETY: blst reads two field elements and writes one; all are valid and distinct.
+    unsafe { blst_fp2_mul(&mut r, a, b) };
+    r
+}
+
+fn fp2_sqr(a: &blst_fp2) -> blst_fp2 {
+    let mut r = blst_fp2::default();
+    // SAFETY: as above.
+    unsafe { blst_fp2_sqr(&mut r, a) };
+    r
+}
+
+/// The G2 version of [`xyzz_to_g1`]: coordinates are Fp2 (c0, c1), 12 u64 limbs each.
+fn xyzz_to_g2(w: &[u64]) -> G2Projective {
+    let fp2 = |i: usize| {
+        let fp = |j: usize| {
+            let mut l = [0u64; 6];
+            l.copy_from_slice(&w[12 * i + 6 * j..12 * i + 6 * j + 6]);
+            blst_fp { l }
+        };
+        blst_fp2 { fp: [fp(0), fp(1)] }
+    };
+    let (x, y, zz, zzz) = (fp2(0), fp2(1), fp2(2), fp2(3));
+    if w[24..36].iter().all(|&l| l == 0) {
+        return G2Projective::identity();
+    }
+    let zzz2 = fp2_sqr(&zzz);
+    let zz_zzz2 = fp2_mul(&zz, &zzz2);
+    let p = blst_p2 {
+        x: fp2_mul(&x, &zz_zzz2),
+        y: fp2_mul(&y, &fp2_mul(&fp2_sqr(&zz), &zz_zzz2)),
+        z: fp2_mul(&zz, &zzz),
+    };
+    // SAFETY: G2Projective is #[repr(transparent)] over blst_p2 (Jacobian, Montgomery).
+    unsafe { std::mem::transmute::<blst_p2, G2Projective>(p) }
+}
+
 /// Σ_w 2^(c·w) · W_w, by Horner from the top window.
-fn combine_windows(windows: &[[u64; 24]], c: u32) -> G1Projective {
-    let mut acc = G1Projective::identity();
-    for w in windows.iter().rev() {
+fn combine_windows<C: DeviceCurve>(windows: &[u64], c: u32) -> C::Projective {
+    let mut acc = C::Projective::identity();
+    for w in windows.chunks(C::XYZZ_BYTES / 8).rev() {
         for _ in 0..c {
             acc = acc.double();
         }
-        acc += xyzz_to_projective(w);
+        acc += C::from_xyzz(w);
     }
     acc
 }

@@ -1,8 +1,8 @@
 //! SRS points kept on a device between proofs, least recently used evicted first.
 //!
-//! Uploading an SRS's G1 sections costs as much as a large MSM (about 45 ms for 2^24
+//! Uploading an SRS's point sections costs as much as a large MSM (about 45 ms for 2^24
 //! points on an H200), and every partition of every job of one circuit uses the same ones.
-//! So each device keeps the sections of the SRSs it proved with, within a byte budget, and
+//! So each device keeps the sections (G1, and B in G2) of the SRSs it proved with, within a byte budget, and
 //! evicts the least recently used SRS when a new one does not fit. An SRS that alone exceeds
 //! the budget is not kept: its MSMs upload the points each time, as without a cache.
 //!
@@ -11,18 +11,21 @@
 //! its points. The engine never changes an SRS's points in place (jobs share it behind an
 //! `Arc`), which is what makes a sampled fingerprint enough.
 
-use blstrs::G1Affine;
+use blstrs::{G1Affine, G2Affine};
 
-use super::{DeviceG1Points, GpuContext, GpuError};
+use super::{DeviceG1Points, DeviceG2Points, GpuContext, GpuError};
 use crate::groth16::srs::Srs;
 
-/// The host identity of an SRS's G1 sections.
+/// The host identity of an SRS's point sections.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct SrsKey {
-    addresses: [usize; 4],
-    lengths: [usize; 4],
-    /// First and last point of each section, and δ in G1.
+    /// H, L, A, B_g1, B_g2.
+    addresses: [usize; 5],
+    lengths: [usize; 5],
+    /// First and last point of each G1 section, and δ in G1.
     samples: Vec<G1Affine>,
+    /// First and last point of B_g2, and δ in G2.
+    g2_samples: Vec<G2Affine>,
 }
 
 impl SrsKey {
@@ -33,20 +36,27 @@ impl SrsKey {
             samples.extend(s.first().copied());
             samples.extend(s.last().copied());
         }
+        let b_g2 = &srs.b_g2;
+        let mut g2_samples = vec![srs.vk.delta_g2];
+        g2_samples.extend(b_g2.first().copied());
+        g2_samples.extend(b_g2.last().copied());
+        let [h, l, a, b] = sections.map(|s| (s.as_ptr() as usize, s.len()));
         SrsKey {
-            addresses: sections.map(|s| s.as_ptr() as usize),
-            lengths: sections.map(|s| s.len()),
+            addresses: [h.0, l.0, a.0, b.0, b_g2.as_ptr() as usize],
+            lengths: [h.1, l.1, a.1, b.1, b_g2.len()],
             samples,
+            g2_samples,
         }
     }
 }
 
-/// One SRS's G1 sections on the device.
+/// One SRS's sections on the device.
 pub(crate) struct ResidentSrs {
     pub(crate) h: DeviceG1Points,
     pub(crate) l: DeviceG1Points,
     pub(crate) a: DeviceG1Points,
     pub(crate) b_g1: DeviceG1Points,
+    pub(crate) b_g2: DeviceG2Points,
 }
 
 struct Entry {
@@ -64,9 +74,9 @@ pub(crate) struct ResidentCache {
     tick: u64,
 }
 
-/// Device bytes of an SRS's G1 sections.
-fn g1_bytes(srs: &Srs) -> usize {
-    96 * (srs.h.len() + srs.l.len() + srs.a.len() + srs.b_g1.len())
+/// Device bytes of an SRS's sections.
+fn section_bytes(srs: &Srs) -> usize {
+    96 * (srs.h.len() + srs.l.len() + srs.a.len() + srs.b_g1.len()) + 192 * srs.b_g2.len()
 }
 
 impl ResidentCache {
@@ -94,7 +104,7 @@ impl ResidentCache {
             self.entries[i].last_used = self.tick;
             return Some(&self.entries[i].srs);
         }
-        let bytes = g1_bytes(srs);
+        let bytes = section_bytes(srs);
         if bytes > self.budget {
             return None;
         }
@@ -109,6 +119,7 @@ impl ResidentCache {
                 l: ctx.upload_g1_points(&srs.l)?,
                 a: ctx.upload_g1_points(&srs.a)?,
                 b_g1: ctx.upload_g1_points(&srs.b_g1)?,
+                b_g2: ctx.upload_g2_points(&srs.b_g2)?,
             })
         };
         match upload(ctx) {

@@ -1,7 +1,7 @@
-//! The start phase on a CUDA device: the H polynomial through the device NTTs and the four
-//! G1 MSMs (H, L, A, B_g1) through the device Pippenger.
+//! The start phase on a CUDA device: the H polynomial through the device NTTs, the four
+//! G1 MSMs (H, L, A, B_g1) and the G2 MSM (B_g2) through the device Pippenger.
 //!
-//! H runs wholly on the device (one upload of a, b and c, one download of H). The SRS's G1
+//! H runs wholly on the device (one upload of a, b and c, one download of H). The SRS's point
 //! sections stay on the device between proofs ([`ResidentCache`], least recently used
 //! evicted, within half the device's memory), so an MSM uploads only its scalars. With a
 //! resident SRS the aux values go to the device once and the A and B_g1 density gathers run
@@ -10,11 +10,11 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use blstrs::{G1Affine, G1Projective, Scalar};
+use blstrs::{G1Affine, G1Projective, G2Projective, Scalar};
 use ff::Field;
 
 use super::resident::{ResidentCache, ResidentSrs};
-use super::{DeviceG1Points, DeviceScalars, GpuContext};
+use super::{DeviceG1Points, DeviceScalars, GpuContext, GpuError, MsmTimings};
 use crate::cpu::msm::gather;
 use crate::cpu::ntt::Domain;
 use crate::error::{Error, Result};
@@ -94,53 +94,74 @@ fn msm(
     Ok((p, t.elapsed()))
 }
 
-/// The L, A and B_g1 MSMs against a resident SRS: the aux values are uploaded once; L
-/// copies them on the device, A and B_g1 gather their density-selected ones there.
+/// The results of the L, A, B_g1 and B_g2 MSMs, each with its time.
+type Msms = ([(G1Projective, Duration); 3], (G2Projective, Duration));
+
+/// The L, A, B_g1 and B_g2 MSMs against a resident SRS: the aux values are uploaded once; L
+/// copies them on the device, A and both B sections gather their density-selected ones
+/// there. B_g2 runs here rather than in the finalizer because on the host it is the longest
+/// step of a proof, long enough to bound a GPU's throughput.
 fn resident_msms(
     ctx: &mut GpuContext,
     kept: &ResidentSrs,
     w: &Witness,
     t: &mut StartTimings,
-) -> Result<[(G1Projective, Duration); 3]> {
+) -> Result<Msms> {
     let tu = Instant::now();
     let aux = ctx.upload_scalars(&w.aux)?;
     t.host_to_device += tu.elapsed();
     let all = [(&[][..], Selection::All), (&w.aux[..], Selection::All)];
-    Ok([
-        msm_gathered(ctx, &kept.l, &aux, all, t)?,
-        msm_gathered(ctx, &kept.a, &aux, w.a_query(), t)?,
-        msm_gathered(ctx, &kept.b_g1, &aux, w.b_query(), t)?,
-    ])
+    Ok((
+        [
+            msm_gathered(ctx, &aux, all, t, |c, f, s, sel| {
+                c.msm_g1_resident_device_scalars(&kept.l, f, s, sel)
+            })?,
+            msm_gathered(ctx, &aux, w.a_query(), t, |c, f, s, sel| {
+                c.msm_g1_resident_device_scalars(&kept.a, f, s, sel)
+            })?,
+            msm_gathered(ctx, &aux, w.b_query(), t, |c, f, s, sel| {
+                c.msm_g1_resident_device_scalars(&kept.b_g1, f, s, sel)
+            })?,
+        ],
+        msm_gathered(ctx, &aux, w.b_query(), t, |c, f, s, sel| {
+            c.msm_g2_resident_device_scalars(&kept.b_g2, f, s, sel)
+        })?,
+    ))
 }
 
 /// One MSM of `resident_msms`: the query's (few) selected inputs are gathered on the host
-/// and put in front, its aux part is selected on the device from `aux`. The gather's time
-/// goes to `t.gather`; the returned duration is the MSM's without it.
-fn msm_gathered(
+/// and put in front, its aux part is selected on the device from `aux` by `run`. The
+/// gather's time goes to `t.gather`; the returned duration is the MSM's without it.
+fn msm_gathered<P>(
     ctx: &mut GpuContext,
-    points: &DeviceG1Points,
     aux: &DeviceScalars,
     [inputs, (_, selection)]: [(&[Scalar], Selection<'_>); 2],
     t: &mut StartTimings,
-) -> Result<(G1Projective, Duration)> {
+    run: impl FnOnce(
+        &mut GpuContext,
+        &[Scalar],
+        &DeviceScalars,
+        Selection<'_>,
+    ) -> std::result::Result<(P, MsmTimings), GpuError>,
+) -> Result<(P, Duration)> {
     let t0 = Instant::now();
     let front = gather(&[inputs]);
     let host = t0.elapsed();
-    let (p, m) = ctx.msm_g1_resident_device_scalars(points, &front, aux, selection)?;
+    let (p, m) = run(ctx, &front, aux, selection)?;
     let gathering = host + ms(m.upload_ms);
     t.gather += gathering;
     t.device_to_host += ms(m.download_ms);
     Ok((p, t0.elapsed().saturating_sub(gathering)))
 }
 
-/// The L, A and B_g1 MSMs without a resident SRS: the A and B_g1 scalars are gathered on
-/// the host, and every MSM uploads its points and scalars.
+/// The same MSMs without a resident SRS: the A and B scalars are gathered on the host, and
+/// every MSM uploads its points and scalars.
 fn uploaded_msms(
     ctx: &mut GpuContext,
     srs: &Srs,
     w: &Witness,
     t: &mut StartTimings,
-) -> Result<[(G1Projective, Duration); 3]> {
+) -> Result<Msms> {
     let l = msm(ctx, None, &srs.l, &w.aux, t)?;
     let tg = Instant::now();
     let a_scalars = gather(&w.a_query());
@@ -151,7 +172,11 @@ fn uploaded_msms(
     let b_scalars = gather(&w.b_query());
     t.gather += tg.elapsed();
     let b_g1 = msm(ctx, None, &srs.b_g1, &b_scalars, t)?;
-    Ok([l, a, b_g1])
+    let tb = Instant::now();
+    let (b_g2, m) = ctx.msm_g2_timed(&srs.b_g2, &b_scalars)?;
+    t.host_to_device += ms(m.upload_ms);
+    t.device_to_host += ms(m.download_ms);
+    Ok(([l, a, b_g1], (b_g2, tb.elapsed())))
 }
 
 /// A device-event figure in milliseconds as a duration.
@@ -213,13 +238,19 @@ impl StartPhase for GpuStart {
         timings.host_to_device += t1.elapsed();
         let t = &mut timings;
         let (h, msm_h) = msm(ctx, kept.map(|r| &r.h), &srs.h, &h, t)?;
-        let [(l, msm_l), (a, msm_a), (b_g1, msm_b_g1)] = match kept {
+        let ([(l, msm_l), (a, msm_a), (b_g1, msm_b_g1)], (b_g2, _msm_b_g2)) = match kept {
             Some(kept) => resident_msms(ctx, kept, w, t)?,
             None => uploaded_msms(ctx, srs, w, t)?,
         };
         timings.msm = t1.elapsed();
         Ok((
-            PartialProof { h, l, a, b_g1 },
+            PartialProof {
+                h,
+                l,
+                a,
+                b_g1,
+                b_g2: Some(b_g2),
+            },
             StartTimings {
                 msm_h,
                 msm_l,

@@ -1,6 +1,6 @@
 //! The GPU API of a build without CUDA kernels: everything reports `NotCompiled`.
 
-use blstrs::{G1Affine, G1Projective, Scalar};
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 
 use super::{DeviceInfo, GpuError, MsmTimings, NttKind, NttTimings};
 use crate::groth16::density::Selection;
@@ -17,6 +17,29 @@ pub struct DeviceG1Points {
 }
 
 impl DeviceG1Points {
+    /// Number of points.
+    pub fn len(&self) -> usize {
+        0
+    }
+
+    /// Whether there are no points.
+    pub fn is_empty(&self) -> bool {
+        true
+    }
+
+    /// Device memory held, in bytes.
+    pub fn device_bytes(&self) -> usize {
+        0
+    }
+}
+
+/// G2 points on a device; cannot exist in a build without kernels.
+#[derive(Debug)]
+pub struct DeviceG2Points {
+    _private: (),
+}
+
+impl DeviceG2Points {
     /// Number of points.
     pub fn len(&self) -> usize {
         0
@@ -91,6 +114,30 @@ impl GpuContext {
         Err(GpuError::NotCompiled)
     }
 
+    /// Σ scalars[i]·points[i] over G2, with stage timings.
+    pub fn msm_g2_timed(
+        &mut self,
+        _points: &[G2Affine],
+        _scalars: &[Scalar],
+    ) -> Result<(G2Projective, MsmTimings), GpuError> {
+        Err(GpuError::NotCompiled)
+    }
+
+    /// Copies G2 points to the device once.
+    pub fn upload_g2_points(&mut self, _points: &[G2Affine]) -> Result<DeviceG2Points, GpuError> {
+        Err(GpuError::NotCompiled)
+    }
+
+    /// G2 MSM over points already on the device.
+    pub fn msm_g2_resident(
+        &mut self,
+        _points: &DeviceG2Points,
+        _start: usize,
+        _scalars: &[Scalar],
+    ) -> Result<(G2Projective, MsmTimings), GpuError> {
+        Err(GpuError::NotCompiled)
+    }
+
     /// Copies points to the device once.
     pub fn upload_g1_points(&mut self, _points: &[G1Affine]) -> Result<DeviceG1Points, GpuError> {
         Err(GpuError::NotCompiled)
@@ -119,6 +166,17 @@ impl GpuContext {
         _scalars: &DeviceScalars,
         _selection: Selection<'_>,
     ) -> Result<(G1Projective, MsmTimings), GpuError> {
+        Err(GpuError::NotCompiled)
+    }
+
+    /// The G2 version: B_g2 from scalars selected on the device.
+    pub fn msm_g2_resident_device_scalars(
+        &mut self,
+        _points: &DeviceG2Points,
+        _front: &[Scalar],
+        _scalars: &DeviceScalars,
+        _selection: Selection<'_>,
+    ) -> Result<(G2Projective, MsmTimings), GpuError> {
         Err(GpuError::NotCompiled)
     }
 

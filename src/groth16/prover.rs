@@ -28,6 +28,9 @@ pub struct PartialProof {
     pub a: G1Projective,
     /// Σ over B-dense inputs and aux of value·B_g1ᵢ.
     pub b_g1: G1Projective,
+    /// The same sum over B_g2, when the start phase computed it (a GPU does, with the G1
+    /// MSMs); `None` leaves it to [`finish`], on the host, overlapping the next start phase.
+    pub b_g2: Option<G2Projective>,
 }
 
 /// Time spent in each stage of a start phase, for the stats. Stages overlap where a
@@ -182,7 +185,7 @@ pub fn finish_timed(
     }
     let Randomness { r, s } = rs;
     let t = Instant::now();
-    let b_g2 = b_g2_msm(srs, witness);
+    let b_g2 = partial.b_g2.unwrap_or_else(|| b_g2_msm(srs, witness));
     let b_g2_time = t.elapsed();
 
     let g_a = vk.delta_g1 * r + vk.alpha_g1 + partial.a;

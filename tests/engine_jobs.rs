@@ -559,3 +559,41 @@ fn stats_and_prometheus_report_the_work() {
         assert!(text.contains(&info), "{info}");
     }
 }
+
+#[test]
+fn two_workers_hand_the_device_over_in_queue_order() {
+    // Each worker takes a partition from the queue before it locks the device; the device
+    // mutex must then serve the workers in the order they came, or a worker that just
+    // released it keeps overtaking one already waiting with an earlier partition.
+    let f = fixture();
+    let mut cfg = config(cuzk::engine::Device::cpu(1), 2);
+    let started: StartLog = Arc::new(Mutex::new(Vec::new()));
+    let log = started.clone();
+    cfg.hooks.on_device_start = Some(Arc::new(move |job, partition| {
+        log.lock().unwrap().push((job, partition));
+        std::thread::sleep(Duration::from_millis(3));
+    }));
+    let engine = Engine::new(cfg).expect("engine");
+    let n = 40;
+    let (parts, _) = partitions(1, n);
+    let job = engine
+        .prove_start(
+            f.srs.clone(),
+            parts,
+            RandomnessChoice::Random,
+            Priority::Other,
+        )
+        .expect("admitted");
+    job.finish(PATIENCE).expect("proved");
+    let order: Vec<usize> = started.lock().unwrap().iter().map(|&(_, p)| p).collect();
+    assert_eq!(order.len(), n);
+    // Two workers race only between taking a partition and taking a ticket, so a partition
+    // may swap with its neighbour, never fall further behind.
+    for (pos, &p) in order.iter().enumerate() {
+        assert!(
+            pos.abs_diff(p) <= 1,
+            "partition {p} ran {pos}th: overtaken (order {order:?})"
+        );
+    }
+    engine.shutdown();
+}

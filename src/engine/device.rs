@@ -13,7 +13,7 @@
 //! separately, so a worker waiting for the device is never mistaken for a device computing.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::lock::{TrackedGuard, TrackedMutex};
@@ -88,9 +88,19 @@ impl Device {
 
 /// One device's mutex: serializes its start phases and times the wait, the hold and the gap
 /// between holds.
+///
+/// It is handed over first come, first served: a worker takes its partition from the
+/// priority queue before it locks the device, so with an unfair lock a worker that just
+/// released it could take the next partition and lock again ahead of a worker already
+/// waiting with an older or more urgent one (seen on an H200: one partition waited 1.6 s
+/// while 17 later ones ran). Tickets keep the device order equal to the queue order.
 pub struct DeviceMutex {
     index: usize,
     lock: TrackedMutex<()>,
+    /// The next ticket to hand out, and the ticket whose turn it is.
+    next_ticket: AtomicU64,
+    serving: Mutex<u64>,
+    turn: Condvar,
     stats: Arc<Stats>,
     waiting: AtomicUsize,
     /// When the last hold ended, in ns since the stats epoch.
@@ -124,6 +134,9 @@ impl DeviceMutex {
         DeviceMutex {
             index,
             lock: TrackedMutex::new(()),
+            next_ticket: AtomicU64::new(0),
+            serving: Mutex::new(0),
+            turn: Condvar::new(),
             stats,
             waiting: AtomicUsize::new(0),
             released_at: AtomicU64::new(0),
@@ -141,6 +154,15 @@ impl DeviceMutex {
     pub fn lock<'a>(&'a self, backlog: impl Fn() -> bool + 'a) -> (DeviceGuard<'a>, Acquired) {
         let t0 = Instant::now();
         self.waiting.fetch_add(1, Relaxed);
+        let ticket = self.next_ticket.fetch_add(1, Relaxed);
+        {
+            let mut serving = self.serving.lock().unwrap_or_else(|p| p.into_inner());
+            while *serving != ticket {
+                serving = self.turn.wait(serving).unwrap_or_else(|p| p.into_inner());
+            }
+        }
+        // Only the ticket holder gets here, so this never waits (it keeps the lock counting
+        // that the engine's lock-order tests rely on).
         let guard = self.lock.lock();
         self.waiting.fetch_sub(1, Relaxed);
         let acquired = Instant::now();
@@ -184,6 +206,9 @@ impl Drop for DeviceGuard<'_> {
         let backlog = m.waiting.load(Relaxed) > 0 || (self.backlog)();
         m.released_at.store(m.now_ns(end), Relaxed);
         m.released_with_backlog.store(backlog, Relaxed);
+        // The next ticket's turn: it may find `_guard` still held for the rest of this drop.
+        *m.serving.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        m.turn.notify_all();
         // `_guard` unlocks after this body.
     }
 }

@@ -5,7 +5,7 @@ use std::time::Instant;
 use blstrs::Scalar;
 use ff::{Field, PrimeField};
 
-use super::driver::{Args, GpuContext};
+use super::driver::{Args, Event, GpuContext};
 use super::{GpuError, NttKind, NttTimings};
 
 /// Largest supported transform: 2^27 elements (4 GiB of values, plus as much again in scratch).
@@ -84,13 +84,7 @@ impl GpuContext {
         self.download_staged(values, d_b)?;
         let e4 = self.mark()?;
         self.sync()?;
-        Ok(NttTimings {
-            upload_ms: e0.ms_to(&e1)?,
-            twiddles_ms: e1.ms_to(&e2)?,
-            kernels_ms: e2.ms_to(&e3)?,
-            download_ms: e3.ms_to(&e4)?,
-            total_ms: t0.elapsed().as_secs_f32() * 1e3,
-        })
+        stage_timings([e0, e1, e2, e3, e4], t0)
     }
 
     /// The radix-2 transform with twiddle table `tw`, from `src` (read only)
@@ -193,13 +187,7 @@ impl GpuContext {
         a[n - 1] = Scalar::ZERO;
         let e4 = self.mark()?;
         self.sync()?;
-        Ok(NttTimings {
-            upload_ms: e0.ms_to(&e1)?,
-            twiddles_ms: e1.ms_to(&e2)?,
-            kernels_ms: e2.ms_to(&e3)?,
-            download_ms: e3.ms_to(&e4)?,
-            total_ms: t0.elapsed().as_secs_f32() * 1e3,
-        })
+        stage_timings([e0, e1, e2, e3, e4], t0)
     }
 
     /// v[i] *= factor · base^i on the device. `d_pw` is a 32-entry scratch table; the
@@ -251,4 +239,16 @@ impl GpuContext {
         self.twiddles.insert((log_n, inverse), buf);
         Ok(p)
     }
+}
+
+/// The stages between five events (upload, twiddles, kernels, download) of a call that
+/// started at `t0` and has synchronized.
+fn stage_timings(e: [Event; 5], t0: Instant) -> Result<NttTimings, GpuError> {
+    Ok(NttTimings {
+        upload_ms: e[0].ms_to(&e[1])?,
+        twiddles_ms: e[1].ms_to(&e[2])?,
+        kernels_ms: e[2].ms_to(&e[3])?,
+        download_ms: e[3].ms_to(&e[4])?,
+        total_ms: t0.elapsed().as_secs_f32() * 1e3,
+    })
 }

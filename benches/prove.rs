@@ -15,21 +15,13 @@ use cuzk::fixtures::{generate_srs, SampleCircuit, ToxicWaste};
 use cuzk::groth16::{prove, synthesize, verify_proof, Randomness};
 use ff::Field;
 
-/// The circuit of `kind` with the most constraints (the per-input ones included) that still
-/// fits a domain of 2^log: `random` (random sparse products, random values) or `bits`
-/// (Filecoin-like: booleans packed into public numbers, so most values are 0 or 1).
+/// The circuit of `kind` that fills a domain of 2^log: `bits` (Filecoin-like) or `random`.
 fn circuit_for(kind: &str, log: u32) -> SampleCircuit {
-    let n = 1usize << log;
-    let seed = log as u64;
     if kind == "bits" {
-        // bits + one packing constraint and one input per 64 bits, + ONE's constraint.
-        let total = |b: usize| b + 2 * b.div_ceil(64) + 1;
-        let bits = (1..=n).rev().find(|&b| total(b) <= n).unwrap_or(1);
-        return SampleCircuit::BooleanHeavy { bits, seed };
+        SampleCircuit::bits_filling(log)
+    } else {
+        SampleCircuit::random_filling(log)
     }
-    let total = |c: usize| c + 3 + (c - 1).div_ceil(97);
-    let constraints = (2..=n).rev().find(|&c| total(c) <= n).unwrap_or(2);
-    SampleCircuit::Random { constraints, seed }
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {

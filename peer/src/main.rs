@@ -81,22 +81,13 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
     Ok(out)
 }
 
-/// The circuit of `kind` with the most constraints (the per-input ones included) that still
-/// fits a domain of 2^log: `bits` (Filecoin-like: booleans packed into public numbers, so
-/// most values are 0 or 1) or `random` (random sparse products, random values). The same
-/// sizing as `benches/prove.rs`, so the two benchmarks prove the same circuits.
+/// The circuit of `kind` that fills a domain of 2^log: `bits` (Filecoin-like) or `random`.
 fn circuit_for(kind: &str, log: u32) -> SampleCircuit {
-    let n = 1usize << log;
-    let seed = log as u64;
     if kind == "bits" {
-        // bits + one packing constraint and one input per 64 bits, + ONE's constraint.
-        let total = |b: usize| b + 2 * b.div_ceil(64) + 1;
-        let bits = (1..=n).rev().find(|&b| total(b) <= n).unwrap_or(1);
-        return SampleCircuit::BooleanHeavy { bits, seed };
+        SampleCircuit::bits_filling(log)
+    } else {
+        SampleCircuit::random_filling(log)
     }
-    let total = |c: usize| c + 3 + (c - 1).div_ceil(97);
-    let constraints = (2..=n).rev().find(|&c| total(c) <= n).unwrap_or(2);
-    SampleCircuit::Random { constraints, seed }
 }
 
 /// One (r, s) per size, used by every proof of that size.

@@ -3,10 +3,9 @@
 # without a GPU and stages it, stripped, in <repo>/.devbin-peer/ for the GPU machine, which has
 # no cargo and no network. Run from anywhere: peer/build-device.sh
 #
-# supraseal-c2 is compiled by sppark's nvcc rules (SASS sm_80 + compute_80 PTX, so an H200
-# JIT-compiles it at the first call; peer_bench warms it up) and links the CUDA runtime
-# statically; cuzk's kernels get SASS for CUZK_CUDA_ARCHS (default 90 here) and load the
-# driver at run time. Both need nothing from the toolkit at run time but the driver.
+# supraseal-c2 is compiled by sppark's nvcc rules and links the CUDA runtime statically; cuzk's
+# kernels get SASS for CUZK_CUDA_ARCHS (default 90 here) and load the driver at run time. Both
+# need nothing from the toolkit at run time but the driver.
 #
 #   peer/build-device.sh                 cuzk as it is in the working tree
 #   peer/build-device.sh --commit REV    cuzk (and peer/) as committed at REV, from a temporary
@@ -24,6 +23,19 @@ export CUDA_PATH="$tk"
 export RUSTFLAGS="-L $tk/lib"
 export CUZK_CUDA_ARCHS="${CUZK_CUDA_ARCHS:-90}"
 export CUZK_REQUIRE_CUDA=1
+# sppark's rules give supraseal-c2 SASS for sm_75, sm_80 and sm_120 and PTX for compute_80 and
+# compute_100, none of which an sm_90 device runs as it is: without SASS of its own the driver
+# JIT-compiles the compute_80 PTX of groth16_cuda.cu at the first call. nvcc itself appends
+# NVCC_APPEND_FLAGS to every command line; cc declares rerun-if-env-changed for it, so
+# supraseal-c2 and sppark rebuild when it changes. CXXFLAGS cannot carry it: cc (1.11) passes
+# CXXFLAGS of a `.cuda(true)` build to the host compiler behind -Xcompiler ("c++: error:
+# unrecognized debug output level 'encode'"). cuzk's build.rs runs nvcc too and gets the same
+# -gencode it already asks for (CUZK_CUDA_ARCHS), which nvcc keeps once. blst is C, no nvcc.
+NVCC_APPEND_FLAGS=""
+for a in ${CUZK_CUDA_ARCHS//,/ }; do
+    NVCC_APPEND_FLAGS="$NVCC_APPEND_FLAGS -gencode arch=compute_$a,code=sm_$a"
+done
+export NVCC_APPEND_FLAGS="${NVCC_APPEND_FLAGS# }"
 # The artifacts of registry crates (supraseal-c2 takes minutes) are shared by both kinds of
 # build; cuzk and peer_bench are rebuilt per source folder.
 export CARGO_TARGET_DIR="$repo/peer/target"

@@ -2,24 +2,33 @@
 //! supraseal-c2 (its `cuda-supraseal` prover), same circuit, same params, same r and s, in one
 //! process.
 //!
-//! `peer_bench [--logs 16,20,22] [--runs 5] [--circuit bits|random]`
+//! `peer_bench [--logs 16,20,22] [--runs 5] [--circuit bits|random] [--only cuzk|peer]
+//! [--peer-first]`
 //!
 //! For each size (log2 of the constraint count, the per-input constraints included):
 //! - params from cuzk's test-only generator (byte-equal to bellperson's `generate_parameters`),
 //!   written to a temporary `.params` file for supraseal, which reads its SRS from a path;
 //! - warm-up: one cuzk proof ("first": uploads the SRS's G1 sections to the device) and one
-//!   peer proof ("first": waits for supraseal's SRS read and, at the first size, JIT-compiles
-//!   its kernels: sppark builds SASS for sm_80 and PTX, so an sm_90 device compiles the PTX);
+//!   peer proof ("first": waits for supraseal's SRS read; at the first size, the CUDA runtime's
+//!   start and the load of supraseal's kernels);
 //! - `--runs` timed runs, each on a new witness: cuzk synthesis, cuzk prove from that
 //!   assignment (validate + GPU start + CPU finish), supraseal's `generate_groth16_proof` on the
 //!   very same assignment (prove only), and bellperson's `create_proof` (synthesis inside).
 //!
-//! Every run checks that the three proofs have the same 192 bytes and that bellperson's
-//! verifier accepts each of them. Prints medians. Exits 0 with a SKIP line without a CUDA
-//! device.
+//! cuzk opens device 0 at its first proof. `--peer-first` runs the peer's proofs before cuzk's
+//! (so the peer's first proof comes before cuzk touches the GPU beyond counting devices);
+//! `--only cuzk` or `--only peer` runs one side, so that either can be watched alone in a
+//! process of its own. Before and after every proof a line goes to stderr with the seconds
+//! since the start: the last one says where a run that does not return is.
+//!
+//! Every run checks that its proofs have the same 192 bytes and that bellperson's verifier
+//! accepts each of them. Prints medians. Exits 0 with a SKIP line without a CUDA device.
 
+use std::cell::OnceCell;
+use std::fmt;
 use std::io::Write;
 use std::process::ExitCode;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use bellperson::groth16::{self as bp, ParameterSource};
@@ -34,12 +43,27 @@ use rand_core::SeedableRng;
 
 type Peer = bp::SuprasealParameters<Bls12>;
 
-const USAGE: &str = "usage: peer_bench [--logs 16,20,22] [--runs N] [--circuit bits|random]";
+const USAGE: &str = "usage: peer_bench [--logs 16,20,22] [--runs N] [--circuit bits|random] [--only cuzk|peer] [--peer-first]";
+
+/// One side of the comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Side {
+    Cuzk,
+    Peer,
+}
 
 struct Args {
     logs: Vec<u32>,
     runs: usize,
     circuit: String,
+    /// The sides that prove, in the order they prove at each step.
+    order: Vec<Side>,
+}
+
+impl Args {
+    fn runs(&self, side: Side) -> bool {
+        self.order.contains(&side)
+    }
 }
 
 fn parse_args(args: &[String]) -> Result<Args, String> {
@@ -47,7 +71,9 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         logs: vec![16, 20, 22],
         runs: 5,
         circuit: "bits".into(),
+        order: vec![Side::Cuzk, Side::Peer],
     };
+    let (mut only, mut peer_first) = (None, false);
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or(format!("{flag} needs a value"));
@@ -74,11 +100,39 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
                     return Err("--circuit is bits or random".into());
                 }
             }
+            "--only" => {
+                only = Some(match value()?.as_str() {
+                    "cuzk" => Side::Cuzk,
+                    "peer" => Side::Peer,
+                    _ => return Err("--only is cuzk or peer".into()),
+                });
+            }
+            "--peer-first" => peer_first = true,
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other}")),
         }
     }
+    if let Some(side) = only {
+        out.order = vec![side];
+    } else if peer_first {
+        out.order = vec![Side::Peer, Side::Cuzk];
+    }
     Ok(out)
+}
+
+/// Writes one progress line to stderr, flushed, stamped with the seconds since the first line.
+fn progress(msg: fmt::Arguments) {
+    static START: OnceLock<Instant> = OnceLock::new();
+    let t = START.get_or_init(Instant::now).elapsed();
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "[{:9.3} s] {msg}", t.as_secs_f64());
+    let _ = err.flush();
+}
+
+macro_rules! step {
+    ($($arg:tt)*) => {
+        progress(format_args!($($arg)*))
+    };
 }
 
 /// The circuit of `kind` that fills a domain of 2^log: `bits` (Filecoin-like) or `random`.
@@ -179,99 +233,142 @@ fn bp_bytes(p: &bp::Proof<Bls12>) -> Vec<u8> {
     out
 }
 
-/// Checks one run's proofs: whether all have cuzk's bytes, and (always) that bellperson's
-/// verifier accepts each of them; a rejected proof ends the benchmark.
+/// cuzk's device 0, opened at cuzk's first proof.
+fn cuzk_gpu(cell: &OnceCell<GpuStart>) -> &GpuStart {
+    cell.get_or_init(|| {
+        step!("cuzk: GpuStart::new(0) ...");
+        let t = Instant::now();
+        let gpu = GpuStart::new(0).expect("device 0 was discovered but does not open");
+        step!("cuzk: GpuStart::new(0) done in {:.1} ms", ms(t.elapsed()));
+        gpu
+    })
+}
+
+/// Checks one run's proofs: that bellperson's verifier accepts each of them (a rejected proof
+/// ends the benchmark), and whether all have the bytes of the first.
 fn check(
     what: &str,
     pvk: &bp::PreparedVerifyingKey<Bls12>,
     inputs: &[Scalar],
-    cuzk: &Proof,
-    peers: &[(&str, &bp::Proof<Bls12>)],
+    proofs: &[(&str, bp::Proof<Bls12>)],
 ) -> bool {
-    let ours = cuzk.to_bytes().to_vec();
-    let decoded = bp::Proof::<Bls12>::read(&ours[..]).expect("cuzk's proof bytes decode");
-    assert!(
-        bp::verify_proof(pvk, &decoded, inputs).expect("verify"),
-        "{what}: bellperson's verifier rejects cuzk's proof"
-    );
     let mut equal = true;
-    for (name, p) in peers {
+    for (name, p) in proofs {
         assert!(
             bp::verify_proof(pvk, p, inputs).expect("verify"),
             "{what}: bellperson's verifier rejects the proof of {name}"
         );
-        if bp_bytes(p) != ours {
-            eprintln!("{what}: {name}'s proof bytes differ from cuzk's (both verify)");
+        let (first, reference) = &proofs[0];
+        if bp_bytes(p) != bp_bytes(reference) {
+            eprintln!("{what}: {name}'s proof bytes differ from {first}'s (both verify)");
             equal = false;
         }
     }
     equal
 }
 
+/// cuzk's proof in bellperson's type, through its 192 bytes.
+fn as_bp(p: &Proof) -> bp::Proof<Bls12> {
+    bp::Proof::<Bls12>::read(&p.to_bytes()[..]).expect("cuzk's proof bytes decode")
+}
+
+/// One size's figures; `None` for a side that did not run.
 struct Row {
     log: u32,
     constraints: usize,
     gen: Duration,
     synth: Duration,
-    cuzk_first: Duration,
-    cuzk_start: Duration,
-    cuzk_prove: Duration,
-    peer_first: Duration,
-    peer_prove: Duration,
-    peer_total: Duration,
-    equal: bool,
+    cuzk_first: Option<Duration>,
+    cuzk_start: Option<Duration>,
+    cuzk_prove: Option<Duration>,
+    peer_first: Option<Duration>,
+    peer_prove: Option<Duration>,
+    peer_total: Option<Duration>,
+    /// Whether every run's proofs had equal bytes; `None` where a run has one proof.
+    equal: Option<bool>,
 }
 
-fn bench_size(gpu: &GpuStart, kind: &str, log: u32, runs: usize) -> Row {
-    let circuit = circuit_for(kind, log);
+fn bench_size(gpu: &OnceCell<GpuStart>, args: &Args, log: u32) -> Row {
+    let runs = args.runs;
+    let circuit = circuit_for(&args.circuit, log);
+    step!("2^{log}: generating params ...");
     let t = Instant::now();
     let srs =
         generate_srs(circuit.clone(), &ToxicWaste::from_seed(log as u64)).expect("generate params");
     let gen = t.elapsed();
     let bytes = srs.to_bytes();
-    let mut file = tempfile::Builder::new()
-        .prefix("peer-bench-")
-        .suffix(".params")
-        .tempfile()
-        .expect("temporary params file (set TMPDIR to a roomier place)");
-    file.write_all(&bytes)
-        .and_then(|_| file.flush())
-        .expect("write the params file");
     // The params file starts with the verifying key in bellperson's layout.
     let vk = bp::VerifyingKey::<Bls12>::read(&bytes[..]).expect("verifying key");
     let pvk = bp::prepare_verifying_key(&vk);
-    eprintln!(
+    step!(
         "2^{log}: params generated in {:.1} s, {:.0} MiB",
         gen.as_secs_f64(),
         bytes.len() as f64 / (1 << 20) as f64
     );
+    // supraseal reads its SRS from a file, in a thread of its own; it starts the CUDA runtime
+    // (device count, pinned host memory) before it returns.
+    let mut file = None;
+    let mut params = None;
+    if args.runs(Side::Peer) {
+        let mut f = tempfile::Builder::new()
+            .prefix("peer-bench-")
+            .suffix(".params")
+            .tempfile()
+            .expect("temporary params file (set TMPDIR to a roomier place)");
+        f.write_all(&bytes)
+            .and_then(|_| f.flush())
+            .expect("write the params file");
+        step!("2^{log}: peer: SuprasealParameters::new ...");
+        let t = Instant::now();
+        params = Some(Peer::new(f.path().to_path_buf()).expect("supraseal loads the params"));
+        step!(
+            "2^{log}: peer: SuprasealParameters::new returned in {:.1} ms",
+            ms(t.elapsed())
+        );
+        file = Some(f);
+    }
     drop(bytes);
-    let params = Peer::new(file.path().to_path_buf()).expect("supraseal loads the params");
     let rs = fixed_rs(log);
 
-    // Warm-up on both sides, with its own witness; checked like the timed runs.
+    // Warm-up on each side, with its own witness; checked like the timed runs.
     let warm = circuit.with_seed(999);
     let a = synthesize(warm.clone()).expect("synthesize");
     let constraints = a.shape().constraints;
     let inputs = a.witness.input[1..].to_vec();
-    let t = Instant::now();
-    let (ours, _) = cuzk_prove(gpu, &srs, a, rs);
-    let cuzk_first = t.elapsed();
-    let t = Instant::now();
-    let theirs = peer_create(&params, warm, rs);
-    let peer_first = t.elapsed();
-    let mut equal = check(
-        &format!("2^{log} warm-up"),
-        &pvk,
-        &inputs,
-        &ours,
-        &[("bellperson+supraseal", &theirs)],
-    );
-    eprintln!(
-        "2^{log}: warm-up: cuzk {:.1} ms, peer {:.1} ms",
-        ms(cuzk_first),
-        ms(peer_first)
-    );
+    let mut a = Some(a);
+    let (mut cuzk_first, mut peer_first) = (None, None);
+    let mut proofs = vec![];
+    for (i, side) in args.order.iter().enumerate() {
+        match side {
+            Side::Cuzk => {
+                // The peer still to come proves the same assignment.
+                let mine = if args.order[i + 1..].contains(&Side::Peer) {
+                    a.clone().unwrap()
+                } else {
+                    a.take().unwrap()
+                };
+                step!("2^{log} warm-up: cuzk prove ...");
+                let t = Instant::now();
+                let (ours, _) = cuzk_prove(cuzk_gpu(gpu), &srs, mine, rs);
+                let d = t.elapsed();
+                step!("2^{log} warm-up: cuzk prove done in {:.1} ms", ms(d));
+                cuzk_first = Some(d);
+                proofs.push(("cuzk", as_bp(&ours)));
+            }
+            Side::Peer => {
+                let params = params.as_ref().unwrap();
+                step!("2^{log} warm-up: peer create_proof ...");
+                let t = Instant::now();
+                let theirs = peer_create(params, warm.clone(), rs);
+                let d = t.elapsed();
+                step!("2^{log} warm-up: peer create_proof done in {:.1} ms", ms(d));
+                peer_first = Some(d);
+                proofs.push(("bellperson+supraseal create_proof", theirs));
+            }
+        }
+    }
+    drop(a);
+    let mut equal = check(&format!("2^{log} warm-up"), &pvk, &inputs, &proofs);
 
     let (mut synth, mut start, mut prove) = (vec![], vec![], vec![]);
     let (mut peer_prove_t, mut peer_total) = (vec![], vec![]);
@@ -281,55 +378,95 @@ fn bench_size(gpu: &GpuStart, kind: &str, log: u32, runs: usize) -> Row {
         let a = synthesize(c.clone()).expect("synthesize");
         synth.push(t.elapsed());
         let inputs = a.witness.input[1..].to_vec();
-        let for_peer = a.clone();
-
-        let (ours, times) = cuzk_prove(gpu, &srs, a, rs);
-        start.push(times.start);
-        prove.push(times.total);
-
-        let t = Instant::now();
-        let only = peer_prove(&params, &for_peer, rs);
-        peer_prove_t.push(t.elapsed());
-        drop(for_peer);
-
-        let t = Instant::now();
-        let theirs = peer_create(&params, c, rs);
-        peer_total.push(t.elapsed());
-
-        equal &= check(
-            &format!("2^{log} run {rep}"),
-            &pvk,
-            &inputs,
-            &ours,
-            &[
-                ("supraseal generate_groth16_proof", &only),
-                ("bellperson+supraseal create_proof", &theirs),
-            ],
-        );
-        eprintln!(
-            "2^{log} run {rep}: synth {:.1} ms, cuzk prove {:.1} ms, peer prove {:.1} ms, peer create_proof {:.1} ms",
-            ms(synth[rep]),
-            ms(prove[rep]),
-            ms(peer_prove_t[rep]),
-            ms(peer_total[rep])
-        );
+        let mut a = Some(a);
+        let mut proofs = vec![];
+        let mut line = format!("2^{log} run {rep}: synth {:.1} ms", ms(synth[rep]));
+        for (i, side) in args.order.iter().enumerate() {
+            match side {
+                Side::Cuzk => {
+                    let mine = if args.order[i + 1..].contains(&Side::Peer) {
+                        a.clone().unwrap()
+                    } else {
+                        a.take().unwrap()
+                    };
+                    step!("2^{log} run {rep}: cuzk prove ...");
+                    let (ours, times) = cuzk_prove(cuzk_gpu(gpu), &srs, mine, rs);
+                    step!(
+                        "2^{log} run {rep}: cuzk prove done in {:.1} ms",
+                        ms(times.total)
+                    );
+                    line += &format!(", cuzk prove {:.1} ms", ms(times.total));
+                    start.push(times.start);
+                    prove.push(times.total);
+                    proofs.push(("cuzk", as_bp(&ours)));
+                }
+                Side::Peer => {
+                    let params = params.as_ref().unwrap();
+                    step!("2^{log} run {rep}: peer generate_groth16_proof ...");
+                    let t = Instant::now();
+                    let only = peer_prove(params, a.as_ref().unwrap(), rs);
+                    let d = t.elapsed();
+                    step!(
+                        "2^{log} run {rep}: peer generate_groth16_proof done in {:.1} ms",
+                        ms(d)
+                    );
+                    peer_prove_t.push(d);
+                    step!("2^{log} run {rep}: peer create_proof ...");
+                    let t = Instant::now();
+                    let theirs = peer_create(params, c.clone(), rs);
+                    let total = t.elapsed();
+                    step!(
+                        "2^{log} run {rep}: peer create_proof done in {:.1} ms",
+                        ms(total)
+                    );
+                    peer_total.push(total);
+                    line += &format!(
+                        ", peer prove {:.1} ms, peer create_proof {:.1} ms",
+                        ms(d),
+                        ms(total)
+                    );
+                    proofs.push(("supraseal generate_groth16_proof", only));
+                    proofs.push(("bellperson+supraseal create_proof", theirs));
+                }
+            }
+        }
+        drop(a);
+        equal &= check(&format!("2^{log} run {rep}"), &pvk, &inputs, &proofs);
+        eprintln!("{line}");
     }
+    drop(params);
+    drop(file);
+    let some_median = |v: Vec<Duration>| (!v.is_empty()).then(|| median(v));
     Row {
         log,
         constraints,
         gen,
         synth: median(synth),
         cuzk_first,
-        cuzk_start: median(start),
-        cuzk_prove: median(prove),
+        cuzk_start: some_median(start),
+        cuzk_prove: some_median(prove),
         peer_first,
-        peer_prove: median(peer_prove_t),
-        peer_total: median(peer_total),
-        equal,
+        peer_prove: some_median(peer_prove_t),
+        peer_total: some_median(peer_total),
+        equal: (args.order != [Side::Cuzk]).then_some(equal),
+    }
+}
+
+/// A table cell in ms, `-` for a side that did not run.
+fn cell(d: Option<Duration>) -> String {
+    d.map_or("-".into(), |d| format!("{:.1}", ms(d)))
+}
+
+/// `peer / cuzk` as `1.23x`, `-` unless both ran.
+fn ratio(peer: Option<Duration>, cuzk: Option<Duration>) -> String {
+    match (peer, cuzk) {
+        (Some(p), Some(c)) => format!("{:.2}x", p.as_secs_f64() / c.as_secs_f64()),
+        _ => "-".into(),
     }
 }
 
 fn main() -> ExitCode {
+    step!("peer_bench starts");
     let argv: Vec<String> = std::env::args().collect();
     println!("$ {}", argv.join(" "));
     // Set by peer/build-device.sh: the commit the cuzk sources were built from.
@@ -352,6 +489,7 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(1);
     }
+    // Counts devices through the driver; no context yet.
     let devices = match gpu::discover() {
         Ok(d) if !d.is_empty() => d,
         Ok(_) => {
@@ -363,23 +501,31 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
-    let t = Instant::now();
-    let gpu = GpuStart::new(0).expect("device 0 was discovered but does not open");
     println!(
-        "device 0: {:?}; cuzk GpuStart::new {:.1} ms; host threads {}",
+        "device 0: {:?}; host threads {}",
         devices[0],
-        ms(t.elapsed()),
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
+    let order: Vec<&str> = args
+        .order
+        .iter()
+        .map(|s| match s {
+            Side::Cuzk => "cuzk",
+            Side::Peer => "peer",
+        })
+        .collect();
     println!(
-        "circuit {}, {} timed runs per size after one warm-up; median ms; peer = bellperson 0.26 + supraseal-c2 0.1",
-        args.circuit, args.runs
+        "circuit {}, {} timed runs per size after one warm-up; median ms; proving {} in this order; peer = bellperson 0.26 + supraseal-c2 0.1",
+        args.circuit,
+        args.runs,
+        order.join(", then ")
     );
 
+    let gpu = OnceCell::new();
     let rows: Vec<Row> = args
         .logs
         .iter()
-        .map(|&log| bench_size(&gpu, &args.circuit, log, args.runs))
+        .map(|&log| bench_size(&gpu, &args, log))
         .collect();
 
     println!();
@@ -401,28 +547,32 @@ fn main() -> ExitCode {
         "bytes"
     );
     for r in &rows {
-        let cuzk_total = r.synth + r.cuzk_prove;
+        let cuzk_total = r.cuzk_prove.map(|p| r.synth + p);
         println!(
-            "{:>4} {:>11} {:>8.1} | {:>9.1} {:>11.1} {:>10.1} {:>10.1} {:>10.1} | {:>10.1} {:>10.1} {:>10.1} | {:>6.2}x {:>6.2}x | {:>5}",
+            "{:>4} {:>11} {:>8.1} | {:>9.1} {:>11} {:>10} {:>10} {:>10} | {:>10} {:>10} {:>10} | {:>7} {:>7} | {:>5}",
             r.log,
             r.constraints,
             r.gen.as_secs_f64(),
             ms(r.synth),
-            ms(r.cuzk_first),
-            ms(r.cuzk_prove),
-            ms(r.cuzk_start),
-            ms(cuzk_total),
-            ms(r.peer_first),
-            ms(r.peer_prove),
-            ms(r.peer_total),
-            r.peer_prove.as_secs_f64() / r.cuzk_prove.as_secs_f64(),
-            r.peer_total.as_secs_f64() / cuzk_total.as_secs_f64(),
-            if r.equal { "yes" } else { "no" }
+            cell(r.cuzk_first),
+            cell(r.cuzk_prove),
+            cell(r.cuzk_start),
+            cell(cuzk_total),
+            cell(r.peer_first),
+            cell(r.peer_prove),
+            cell(r.peer_total),
+            ratio(r.peer_prove, r.cuzk_prove),
+            ratio(r.peer_total, cuzk_total),
+            match r.equal {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "-",
+            }
         );
     }
     println!();
-    println!("cuzk syn: cuzk::groth16::synthesize. prove: validate + GpuStart::start (H and the G1 MSMs) + finish (B_g2 MSM and assembly, CPU); (gpu start) is its start share; prove first: the first proof of the size (uploads the SRS's G1 sections). cuzk total = syn + prove.");
-    println!("peer prove: supraseal_c2::generate_groth16_proof on cuzk's assignment (what bellperson calls after synthesis); peer total: bellperson create_proof (synthesis inside); peer first: its first proof of the size (waits for its SRS read; JIT at the first size).");
-    println!("x prove = peer prove / cuzk prove; x total = peer total / cuzk total; bytes: all proofs of the size equal cuzk's 192 bytes (every proof is also verified by bellperson).");
+    println!("cuzk syn: cuzk::groth16::synthesize (its assignment feeds peer prove too). prove: validate + GpuStart::start (H and the G1 MSMs) + finish (B_g2 MSM and assembly, CPU); (gpu start) is its start share; prove first: the first proof of the size (uploads the SRS's G1 sections; at the first size also opens device 0). cuzk total = syn + prove.");
+    println!("peer prove: supraseal_c2::generate_groth16_proof on cuzk's assignment (what bellperson calls after synthesis); peer total: bellperson create_proof (synthesis inside); peer first: its first proof of the size (waits for its SRS read; at the first size also supraseal's kernel load).");
+    println!("x prove = peer prove / cuzk prove; x total = peer total / cuzk total; bytes: all proofs of each run have the same 192 bytes (every proof is also verified by bellperson); - where a side did not run.");
     ExitCode::SUCCESS
 }

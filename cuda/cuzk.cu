@@ -13,8 +13,19 @@ extern "C" __global__ void cuzk_msm_scalars_hist(fr_t* scalars, uint32_t n, uint
     msm_scalars_hist_thread(GID(), scalars, n, c, nwin, hist);
 }
 
-extern "C" __global__ void cuzk_msm_scan(uint32_t* hist, uint32_t c, uint32_t nwin, uint32_t* totals) {
-    msm_scan_thread(GID(), hist, c, nwin, totals);
+extern "C" __global__ void cuzk_msm_scan_chunk_sums(const uint32_t* hist, uint32_t c, uint32_t nwin, uint32_t CH,
+                                                     uint32_t* chunk_sums) {
+    msm_scan_chunk_sums_thread(GID(), hist, c, nwin, CH, chunk_sums);
+}
+
+extern "C" __global__ void cuzk_msm_scan_chunk_offsets(uint32_t* chunk_sums, uint32_t c, uint32_t nwin, uint32_t CH,
+                                                        uint32_t* totals) {
+    msm_scan_chunk_offsets_thread(GID(), chunk_sums, c, nwin, CH, totals);
+}
+
+extern "C" __global__ void cuzk_msm_scan_apply(uint32_t* hist, uint32_t c, uint32_t nwin, uint32_t CH,
+                                               const uint32_t* chunk_offsets) {
+    msm_scan_apply_thread(GID(), hist, c, nwin, CH, chunk_offsets);
 }
 
 extern "C" __global__ void cuzk_msm_scatter(const fr_t* scalars, uint32_t n, uint32_t c, uint32_t nwin,

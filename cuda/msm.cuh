@@ -5,7 +5,8 @@
 // Stages (n points, c-bit windows, nwin = ceil(256/c) windows, B = 2^(c-1) buckets/window):
 //  1. scalars_hist: Montgomery -> canonical scalar (in place), signed digits
 //     d_w in (-2^(c-1), 2^(c-1)], histogram of |d_w| per window (atomics).
-//  2. scan: exclusive prefix sum of each window's histogram -> write cursors, totals.
+//  2. scan: exclusive prefix sum of each window's histogram -> write cursors, totals; in
+//     chunks of CH entries (chunk sums, per-window scan of the sums, chunk scans).
 //  3. scatter: counting sort: (point index | sign << 31) and bucket id in bucket order.
 //  4. accumulate: window w's sorted list is cut into equal slices of L entries, one thread
 //     each, so a bucket with many points (scalars that repeat, e.g. 0/1-heavy witnesses) is
@@ -114,19 +115,60 @@ HD void msm_scalars_hist_thread(uint32_t i, fr_t* scalars, uint32_t n, uint32_t 
     }
 }
 
-// 2. one thread per window: exclusive scan of that window's histogram, in place, so that
+// 2. exclusive scan of each window's histogram (stride = B + 1 entries), in place, so that
 // hist becomes the scatter cursors; totals[w] = number of non-zero digits in window w.
-HD void msm_scan_thread(uint32_t w, uint32_t* hist, uint32_t c, uint32_t nwin, uint32_t* totals) {
+// One thread per window walking the whole histogram is serial in 2^(c-1) (on an H200 at
+// 2^24 points the sort stage took 75 ms at c = 20 against 34 at c = 16). Instead each window
+// is cut into chunks of CH entries (nch = ceil(stride / CH) per window) and scanned in three
+// passes: chunk sums, a serial scan of the nch sums per window, then each chunk's own scan
+// from its offset.
+HD uint32_t msm_scan_chunks(uint32_t c, uint32_t CH) { return ((1u << (c - 1)) + 1 + CH - 1) / CH; }
+
+// 2a. one thread per (window, chunk): chunk_sums[w * nch + k] = sum of chunk k of window w.
+HD void msm_scan_chunk_sums_thread(uint32_t gid, const uint32_t* hist, uint32_t c, uint32_t nwin, uint32_t CH,
+                                   uint32_t* chunk_sums) {
+    uint32_t nch = msm_scan_chunks(c, CH);
+    uint32_t w = gid / nch, k = gid % nch;
     if (w >= nwin) return;
     uint32_t stride = (1u << (c - 1)) + 1;
-    uint32_t* h = hist + (size_t)w * stride;
+    uint32_t b0 = k * CH, b1 = b0 + CH < stride ? b0 + CH : stride;
+    const uint32_t* h = hist + (size_t)w * stride;
     uint32_t sum = 0;
-    for (uint32_t b = 0; b < stride; b++) {
+    for (uint32_t b = b0; b < b1; b++) sum += h[b];
+    chunk_sums[gid] = sum;
+}
+
+// 2b. one thread per window: exclusive scan of its nch chunk sums, in place (they become the
+// chunk offsets); totals[w] = the window's sum.
+HD void msm_scan_chunk_offsets_thread(uint32_t w, uint32_t* chunk_sums, uint32_t c, uint32_t nwin, uint32_t CH,
+                                      uint32_t* totals) {
+    if (w >= nwin) return;
+    uint32_t nch = msm_scan_chunks(c, CH);
+    uint32_t* s = chunk_sums + (size_t)w * nch;
+    uint32_t sum = 0;
+    for (uint32_t k = 0; k < nch; k++) {
+        uint32_t x = s[k];
+        s[k] = sum;
+        sum += x;
+    }
+    totals[w] = sum;
+}
+
+// 2c. one thread per (window, chunk): exclusive scan of the chunk, in place, from its offset.
+HD void msm_scan_apply_thread(uint32_t gid, uint32_t* hist, uint32_t c, uint32_t nwin, uint32_t CH,
+                              const uint32_t* chunk_offsets) {
+    uint32_t nch = msm_scan_chunks(c, CH);
+    uint32_t w = gid / nch, k = gid % nch;
+    if (w >= nwin) return;
+    uint32_t stride = (1u << (c - 1)) + 1;
+    uint32_t b0 = k * CH, b1 = b0 + CH < stride ? b0 + CH : stride;
+    uint32_t* h = hist + (size_t)w * stride;
+    uint32_t sum = chunk_offsets[gid];
+    for (uint32_t b = b0; b < b1; b++) {
         uint32_t x = h[b];
         h[b] = sum;
         sum += x;
     }
-    totals[w] = sum;
 }
 
 // 3. one thread per scalar (canonical now)

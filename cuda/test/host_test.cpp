@@ -1,6 +1,7 @@
 // Host check of the device arithmetic and of the MSM pipeline (G1 and G2), without a GPU: the per-thread
 // stage functions of msm.cuh run in plain loops (one "thread" at a time, so atomics are plain
 // adds) against big-integer vectors from gen_vectors.py. Run: scripts/cuda-host-test.sh
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <utility>
@@ -51,8 +52,18 @@ static bool same(const fp2_t& a, const fp2_t& b) { return eq2(a, b); }
 
 // Runs the device pipeline stage by stage, as src/gpu/msm.rs launches it, over G1 (F = fp_t)
 // or G2 (F = fp2_t).
+// Stage 2 as src/gpu/msm.rs launches it: chunk sums, per-window scan of the sums, chunk scans.
+static void scan_emulated(std::vector<uint32_t>& hist, uint32_t c, uint32_t nwin, uint32_t CH, std::vector<uint32_t>& totals) {
+    uint32_t nch = msm_scan_chunks(c, CH);
+    std::vector<uint32_t> chunk_sums((size_t)nwin * nch);
+    for (uint32_t g = 0; g < nwin * nch; g++) msm_scan_chunk_sums_thread(g, hist.data(), c, nwin, CH, chunk_sums.data());
+    for (uint32_t w = 0; w < nwin; w++) msm_scan_chunk_offsets_thread(w, chunk_sums.data(), c, nwin, CH, totals.data());
+    for (uint32_t g = 0; g < nwin * nch; g++) msm_scan_apply_thread(g, hist.data(), c, nwin, CH, chunk_sums.data());
+}
+
 template <class F>
-static xyzz_t<F> msm_emulated(const std::vector<affine_t<F>>& pts, std::vector<fr_t> sc, uint32_t c, uint32_t L, uint32_t Kmax) {
+static xyzz_t<F> msm_emulated(const std::vector<affine_t<F>>& pts, std::vector<fr_t> sc, uint32_t c, uint32_t L, uint32_t Kmax,
+                              uint32_t CH) {
     uint32_t n = pts.size();
     uint32_t nwin = (256 + c - 1) / c, B = 1u << (c - 1), stride = B + 1;
     uint32_t T = (n + L - 1) / L;
@@ -60,7 +71,7 @@ static xyzz_t<F> msm_emulated(const std::vector<affine_t<F>>& pts, std::vector<f
     std::vector<uint32_t> hist(nwin * stride, 0), totals(nwin), sidx(nwin * n), sbkt(nwin * n), pbkt(nwin * 2 * T);
     std::vector<xyzz_t<F>> buckets(nwin * B, xyzz_t<F>::inf()), pieces(nwin * 2 * T), tot(nwin * K), acc(nwin * K), out(nwin);
     for (uint32_t i = 0; i < n; i++) msm_scalars_hist_thread(i, sc.data(), n, c, nwin, hist.data());
-    for (uint32_t w = 0; w < nwin; w++) msm_scan_thread(w, hist.data(), c, nwin, totals.data());
+    scan_emulated(hist, c, nwin, CH, totals);
     for (uint32_t i = 0; i < n; i++) msm_scatter_thread(i, sc.data(), n, c, nwin, hist.data(), sidx.data(), sbkt.data());
     for (uint32_t g = 0; g < nwin * T; g++)
         msm_accumulate_thread(g, pts.data(), sidx.data(), sbkt.data(), totals.data(), n, nwin, L, T, B, buckets.data(), pieces.data(), pbkt.data());
@@ -96,6 +107,77 @@ static xyzz_t<F> msm_emulated(const std::vector<affine_t<F>>& pts, std::vector<f
     return r;
 }
 
+// The scan against its definition (a serial exclusive scan of each window's histogram, the
+// totals being the window sums) for a histogram of window size c.
+static bool scan_matches(const std::vector<uint32_t>& hist0, uint32_t c, uint32_t CH) {
+    uint32_t nwin = (256 + c - 1) / c, stride = (1u << (c - 1)) + 1;
+    std::vector<uint32_t> hist = hist0, totals(nwin, 0xdeadbeef);
+    scan_emulated(hist, c, nwin, CH, totals);
+    for (uint32_t w = 0; w < nwin; w++) {
+        uint32_t sum = 0;
+        for (uint32_t b = 0; b < stride; b++) {
+            size_t i = (size_t)w * stride + b;
+            if (hist[i] != sum) {
+                printf("scan c=%u CH=%u: window %u entry %u is %u, want %u\n", c, CH, w, b, hist[i], sum);
+                return false;
+            }
+            sum += hist0[i];
+        }
+        if (totals[w] != sum) {
+            printf("scan c=%u CH=%u: total of window %u is %u, want %u\n", c, CH, w, totals[w], sum);
+            return false;
+        }
+    }
+    return true;
+}
+
+// Stages 1-3 for window sizes whose buckets are too many for the full pipeline here
+// (c = 20 would need 13 x 2^19 XYZZ buckets): the scan as defined, and a scatter through its
+// cursors that lists every non-zero digit exactly once, in bucket order.
+static bool sort_matches(std::vector<fr_t> sc, uint32_t c, uint32_t CH) {
+    uint32_t n = sc.size(), nwin = (256 + c - 1) / c, stride = (1u << (c - 1)) + 1;
+    std::vector<uint32_t> hist((size_t)nwin * stride, 0), totals(nwin), sidx((size_t)nwin * n), sbkt((size_t)nwin * n);
+    for (uint32_t i = 0; i < n; i++) msm_scalars_hist_thread(i, sc.data(), n, c, nwin, hist.data());
+    if (!scan_matches(hist, c, CH)) return false;
+    scan_emulated(hist, c, nwin, CH, totals);
+    for (uint32_t i = 0; i < n; i++) msm_scatter_thread(i, sc.data(), n, c, nwin, hist.data(), sidx.data(), sbkt.data());
+    // The sorted lists by definition: each window's non-zero digits, stably sorted by bucket
+    // (the serial scatter here visits the scalars in index order).
+    std::vector<uint32_t> want_idx((size_t)nwin * n), want_bkt((size_t)nwin * n), count(nwin, 0);
+    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> digits(nwin);  // (bucket, entry)
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t carry = 0;
+        for (uint32_t w = 0; w < nwin; w++) {
+            bool neg;
+            uint32_t d = cuzk_signed_digit(sc[i], w, c, carry, neg);
+            if (d != 0) digits[w].push_back({d, i | (neg ? 0x80000000u : 0)});
+        }
+    }
+    for (uint32_t w = 0; w < nwin; w++) {
+        std::stable_sort(digits[w].begin(), digits[w].end(),
+                         [](const std::pair<uint32_t, uint32_t>& x, const std::pair<uint32_t, uint32_t>& y) { return x.first < y.first; });
+        for (auto& d : digits[w]) {
+            want_bkt[(size_t)w * n + count[w]] = d.first;
+            want_idx[(size_t)w * n + count[w]++] = d.second;
+        }
+    }
+    for (uint32_t w = 0; w < nwin; w++) {
+        if (totals[w] != count[w]) {
+            printf("sort c=%u CH=%u: window %u has %u entries, want %u\n", c, CH, w, totals[w], count[w]);
+            return false;
+        }
+        for (uint32_t j = 0; j < count[w]; j++) {
+            size_t k = (size_t)w * n + j;
+            if (sidx[k] != want_idx[k] || sbkt[k] != want_bkt[k]) {
+                printf("sort c=%u CH=%u: window %u entry %u is (%08x, %u), want (%08x, %u)\n", c, CH, w, j, sidx[k],
+                       sbkt[k], want_idx[k], want_bkt[k]);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
 // Whether an XYZZ result is the affine point (wx, wy), given canonical (0, 0 for infinity).
 template <class F>
 static bool msm_matches(const xyzz_t<F>& r, const F& wx, const F& wy) {
@@ -111,6 +193,28 @@ int main(int argc, char** argv) {
     FILE* f = argc > 1 ? fopen(argv[1], "r") : stdin;
     if (!f) { perror("open"); return 2; }
     int fails = 0, checks = 0, nf;
+    // The scan alone first, on histograms like those of 2^24 points (tens per bucket, some
+    // buckets empty, a few large), every window size, chunks from 1 entry to more than a window.
+    uint32_t rng = 12345;
+    for (uint32_t c = 4; c <= 20; c++) {
+        uint32_t nwin = (256 + c - 1) / c, stride = (1u << (c - 1)) + 1;
+        std::vector<uint32_t> hist((size_t)nwin * stride);
+        for (auto& h : hist) {
+            rng = rng * 1664525u + 1013904223u;
+            uint32_t r = rng >> 8;
+            h = r % 8 == 0 ? 0 : r % 97 == 0 ? r % 5000 : r % 64;
+        }
+        const uint32_t chunks[] = {1, 7, 256, stride - 1, stride, stride + 5};
+        for (uint32_t CH : chunks) {
+            checks++;
+            if (!scan_matches(hist, c, CH)) fails++;
+        }
+    }
+    if (fails) {
+        // The scatter writes through the cursors: wrong ones would write out of bounds.
+        printf("%d passed, %d failed (scan; the pipeline checks are skipped)\n", checks - fails, fails);
+        return 1;
+    }
     if (fscanf(f, "%d", &nf) != 1) return 2;
     for (int i = 0; i < nf; i++) {
         fp_t a, b, m, s, d;
@@ -136,12 +240,22 @@ int main(int argc, char** argv) {
         for (int i = 0; i < n; i++) { read_fe(f, pts[i].x.v, 12); read_fe(f, pts[i].y.v, 12); read_fe(f, sc[i].v, 8); }
         fp_t wx, wy;
         read_fe(f, wx.v, 12); read_fe(f, wy.v, 12);
-        const uint32_t params[][3] = {{4, 1, 2}, {5, 3, 4}, {8, 2, 16}, {13, 32, 256}, {16, 7, 4096}};
+        // c, L, K, scan chunk CH (chunks of 1, a partial last chunk, one partial chunk, ...)
+        const uint32_t params[][4] = {{4, 1, 2, 1}, {5, 3, 4, 3}, {8, 2, 16, 256}, {13, 32, 256, 7}, {16, 7, 4096, 256}};
         for (auto& pr : params) {
             checks++;
-            if (!msm_matches(msm_emulated(pts, sc, pr[0], pr[1], pr[2]), wx, wy)) {
+            if (!msm_matches(msm_emulated(pts, sc, pr[0], pr[1], pr[2], pr[3]), wx, wy)) {
                 fails++;
-                printf("msm case %d (n=%d, c=%u, L=%u, K=%u) wrong\n", cs, n, pr[0], pr[1], pr[2]);
+                printf("msm case %d (n=%d, c=%u, L=%u, K=%u, CH=%u) wrong\n", cs, n, pr[0], pr[1], pr[2], pr[3]);
+            }
+        }
+        // Windows above 16 (up to CUZK_MSM_WINDOW's cap of 20) through the sort only.
+        const uint32_t sort_params[][2] = {{17, 1}, {17, 256}, {18, 256}, {19, 1000}, {20, 256}, {20, 3}};
+        for (auto& pr : sort_params) {
+            checks++;
+            if (!sort_matches(sc, pr[0], pr[1])) {
+                fails++;
+                printf("sort case %d (n=%d, c=%u, CH=%u) wrong\n", cs, n, pr[0], pr[1]);
             }
         }
     }
@@ -165,12 +279,12 @@ int main(int argc, char** argv) {
         for (int i = 0; i < n; i++) { read_fp2(f, pts[i].x); read_fp2(f, pts[i].y); read_fe(f, sc[i].v, 8); }
         fp2_t wx, wy;
         read_fp2(f, wx); read_fp2(f, wy);
-        const uint32_t params[][3] = {{4, 1, 2}, {8, 2, 16}, {13, 32, 256}};
+        const uint32_t params[][4] = {{4, 1, 2, 2}, {8, 2, 16, 5}, {13, 32, 256, 256}};
         for (auto& pr : params) {
             checks++;
-            if (!msm_matches(msm_emulated(pts, sc, pr[0], pr[1], pr[2]), wx, wy)) {
+            if (!msm_matches(msm_emulated(pts, sc, pr[0], pr[1], pr[2], pr[3]), wx, wy)) {
                 fails++;
-                printf("g2 msm case %d (n=%d, c=%u, L=%u, K=%u) wrong\n", cs, n, pr[0], pr[1], pr[2]);
+                printf("g2 msm case %d (n=%d, c=%u, L=%u, K=%u, CH=%u) wrong\n", cs, n, pr[0], pr[1], pr[2], pr[3]);
             }
         }
     }

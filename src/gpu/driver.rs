@@ -225,7 +225,9 @@ impl<A> Drop for DevicePoints<A> {
 /// Every kernel in the fatbin; looked up once per context.
 pub(crate) const KERNELS: &[&str] = &[
     "cuzk_msm_scalars_hist",
-    "cuzk_msm_scan",
+    "cuzk_msm_scan_chunk_sums",
+    "cuzk_msm_scan_chunk_offsets",
+    "cuzk_msm_scan_apply",
     "cuzk_msm_scatter",
     "cuzk_msm_accumulate",
     "cuzk_msm_merge_pieces",

@@ -85,6 +85,10 @@ impl DeviceCurve for G2 {
 fn slice_len() -> u32 {
     env_u32("CUZK_MSM_SLICE").unwrap_or(32).clamp(1, 4096)
 }
+/// Histogram entries per scan chunk: a window's 2^(c-1) + 1 entries are scanned as
+/// ceil((2^(c-1) + 1) / SCAN_CHUNK) chunks in parallel; one thread per window then scans only
+/// the chunk sums (2049 of them at c = 20).
+const SCAN_CHUNK: u32 = 256;
 /// Piece slots one merge thread walks per level (>= 4 so that every level shrinks).
 const MERGE_CHUNK: u32 = 32;
 /// Threads per block for the point kernels (about 160 registers each).
@@ -95,8 +99,10 @@ const REDUCE_THREADS: u32 = 1 << 17;
 
 /// The window size in bits for n points. Measured on an H200 (notes/gpu.md): c = 13 is best
 /// at 2^20 (28 ms of kernels against 31 for c = 16), c = 16 from 2^22 on; smaller inputs use
-/// about log2(n) - 4. Capped at 16 because one thread scans each window's histogram.
-/// `CUZK_MSM_WINDOW` overrides it (for benchmarking).
+/// about log2(n) - 4. Those figures predate the chunked histogram scan ([`SCAN_CHUNK`]): with
+/// one thread scanning each window serially, the sort stage took 75 ms at c = 20 against 34
+/// at c = 16 (2^24 points), so windows above 16 have yet to be measured without that cost.
+/// `CUZK_MSM_WINDOW` overrides it (for benchmarking), up to 20.
 fn window_bits(n: usize) -> u32 {
     if let Some(c) = env_u32("CUZK_MSM_WINDOW") {
         return c.clamp(4, 20);
@@ -320,6 +326,8 @@ impl GpuContext {
         let d_scalars = self.msm_scalar_scratch(n)?;
         let d_hist = self.scratch("msm.hist", hist_len * 4)?;
         let d_totals = self.scratch("msm.totals", nwin * 4)?;
+        let scan_chunks = (p.buckets + 1).div_ceil(SCAN_CHUNK);
+        let d_scan = self.scratch("msm.scan_chunks", nwin * scan_chunks as usize * 4)?;
         let d_sidx = self.scratch("msm.sorted_idx", nwin * n * 4)?;
         let d_sbkt = self.scratch("msm.sorted_bkt", nwin * n * 4)?;
         let d_buckets = self.scratch("msm.buckets", nwin * nb * C::XYZZ_BYTES)?;
@@ -358,11 +366,40 @@ impl GpuContext {
                     .arg(d_hist),
             )?;
             self.launch(
-                "cuzk_msm_scan",
+                "cuzk_msm_scan_chunk_sums",
+                p.nwin as u64 * scan_chunks as u64,
+                256,
+                0,
+                Args::new()
+                    .arg(d_hist)
+                    .arg(p.c)
+                    .arg(p.nwin)
+                    .arg(SCAN_CHUNK)
+                    .arg(d_scan),
+            )?;
+            self.launch(
+                "cuzk_msm_scan_chunk_offsets",
                 p.nwin as u64,
                 32,
                 0,
-                Args::new().arg(d_hist).arg(p.c).arg(p.nwin).arg(d_totals),
+                Args::new()
+                    .arg(d_scan)
+                    .arg(p.c)
+                    .arg(p.nwin)
+                    .arg(SCAN_CHUNK)
+                    .arg(d_totals),
+            )?;
+            self.launch(
+                "cuzk_msm_scan_apply",
+                p.nwin as u64 * scan_chunks as u64,
+                256,
+                0,
+                Args::new()
+                    .arg(d_hist)
+                    .arg(p.c)
+                    .arg(p.nwin)
+                    .arg(SCAN_CHUNK)
+                    .arg(d_scan),
             )?;
             self.launch(
                 "cuzk_msm_scatter",

@@ -68,19 +68,21 @@ struct xyzz_t {
         return r;
     }
 
-    // this += (x, y), an affine point that is not the infinity (madd-2008-s).
-    HD void add_affine(const F& x, const F& y) {
+    // this += (x, y), or (x, -y) when neg_y: an affine point that is not the infinity
+    // (madd-2008-s). The sign is applied to y * ZZZ, so y itself is read once and not copied.
+    HD void add_affine(const F& x, const F& y, bool neg_y = false) {
         if (is_inf()) {
-            X = x; Y = y; ZZ = F::one(); ZZZ = F::one();
+            X = x; Y = neg_y ? y.neg() : y; ZZ = F::one(); ZZZ = F::one();
             return;
         }
-        F U2 = x * ZZ;
-        F S2 = y * ZZZ;
+        F U2 = ZZ * x;
+        F S2 = ZZZ * y;
+        if (neg_y) S2 = S2.neg();
         F P = U2 - X;
         F R = S2 - Y;
         if (P.is_zero()) {
-            if (R.is_zero()) *this = dbl_affine(x, y);  // same point
-            else *this = inf();                          // opposite points
+            if (R.is_zero()) *this = dbl_affine(x, neg_y ? y.neg() : y);  // same point
+            else *this = inf();                                              // opposite points
             return;
         }
         F PP = P.sqr();

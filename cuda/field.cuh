@@ -165,7 +165,60 @@ struct Fe {
         return reduce_once(r);
     }
 
-    HD Fe sqr() const { return *this * *this; }
+    // a^2/R mod m. The product a*b_i rows of CIOS would compute each cross product a_i*a_j
+    // twice, so the square is formed first (cross products once, doubled, plus the diagonal:
+    // N(N+1)/2 limb products instead of N^2) and then Montgomery-reduced limb by limb. About
+    // 15% fewer instructions than the general product for Fp; a G1 mixed addition has 2
+    // squarings in its 10 products.
+    HD Fe sqr() const {
+        const uint32_t* a = v;
+        uint32_t t[2 * N];
+        _Pragma("unroll") for (int k = 0; k < 2 * N; k++) t[k] = 0;
+        // Cross products a_i*a_j (i < j) at limb i+j. Row i's low halves end in a carry into
+        // t[i+N], which holds at most the carry of row i-1 (so it cannot overflow); its high
+        // halves end in a carry into t[i+N+1], not written yet.
+        _Pragma("unroll") for (int i = 0; i < N - 1; i++) {
+            t[2 * i + 1] = mad_lo_cc(a[i], a[i + 1], t[2 * i + 1]);
+            _Pragma("unroll") for (int j = i + 2; j < N; j++) t[i + j] = madc_lo_cc(a[i], a[j], t[i + j]);
+            t[i + N] = addc(t[i + N], 0);
+            t[2 * i + 2] = mad_hi_cc(a[i], a[i + 1], t[2 * i + 2]);
+            _Pragma("unroll") for (int j = i + 2; j < N; j++) t[i + j + 1] = madc_hi_cc(a[i], a[j], t[i + j + 1]);
+            if (i + N + 1 < 2 * N) t[i + N + 1] = addc(0, 0);
+        }
+        // Double (the cross sum is below a^2/2, so no bit leaves the 2N limbs) ...
+        t[0] = add_cc(t[0], t[0]);
+        _Pragma("unroll") for (int k = 1; k < 2 * N; k++) t[k] = addc_cc(t[k], t[k]);
+        // ... and add the squares a_i^2 at limb 2i (a^2 < 2^(64N): no final carry).
+        t[0] = mad_lo_cc(a[0], a[0], t[0]);
+        t[1] = madc_hi_cc(a[0], a[0], t[1]);
+        _Pragma("unroll") for (int i = 1; i < N; i++) {
+            t[2 * i] = madc_lo_cc(a[i], a[i], t[2 * i]);
+            t[2 * i + 1] = madc_hi_cc(a[i], a[i], t[2 * i + 1]);
+        }
+        // Montgomery reduction: step i adds q*m at limb i so that t[i] becomes 0. Its two
+        // chains carry out of t[i+N]; `pending` (at most 3) is what still has to go into
+        // t[i+N+1], added at the start of step i+1, which carries on into t[i+N+2].
+        uint32_t pending = 0;
+        _Pragma("unroll") for (int i = 0; i < N; i++) {
+            if (i > 0) {
+                t[i + N] = add_cc(t[i + N], pending);
+                pending = (i + N + 1 < 2 * N) ? addc(0, 0) : 0;
+            }
+            const uint32_t q = t[i] * P::INV;
+            t[i] = mad_lo_cc(q, P::mod(0), t[i]);
+            _Pragma("unroll") for (int j = 1; j < N; j++) t[i + j] = madc_lo_cc(q, P::mod(j), t[i + j]);
+            t[i + N] = addc_cc(t[i + N], 0);
+            uint32_t c1 = addc(0, 0);
+            t[i + 1] = mad_hi_cc(q, P::mod(0), t[i + 1]);
+            _Pragma("unroll") for (int j = 1; j < N; j++) t[i + j + 1] = madc_hi_cc(q, P::mod(j), t[i + j + 1]);
+            uint32_t c2 = addc(0, 0);
+            pending += c1 + c2;
+        }
+        // t[N..2N) = a^2/R < 2m (the last pending carry would be limb 2N: zero).
+        Fe r;
+        _Pragma("unroll") for (int j = 0; j < N; j++) r.v[j] = t[N + j];
+        return reduce_once(r);
+    }
 
     // Montgomery form -> canonical integer (a * 1 / R).
     HD Fe from_mont() const {

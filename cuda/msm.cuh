@@ -211,6 +211,9 @@ HD void msm_accumulate_thread(uint32_t gid, const affine_t<F>* points, const uin
     xyzz_t<F> acc = xyzz_t<F>::inf();
     // The next entry's point is loaded while this one is added: the gathers are random
     // (DRAM latency once the points outgrow L2) and the addition is long enough to hide them.
+    // (Holding it in shared memory via cp.async instead freed only 5 registers; at 128
+    // registers for a 4th block per SM the accumulation spilled and ran 40% slower on an
+    // H200: notes/gpu.md.)
     uint32_t e_next = idx[start], b_next = bkt[start];
     affine_t<F> pt_next = cuzk_load_affine(points + (e_next & 0x7fffffffu));
     uint32_t cur = b_next;
@@ -234,7 +237,7 @@ HD void msm_accumulate_thread(uint32_t gid, const affine_t<F>* points, const uin
             acc = xyzz_t<F>::inf();
             cur = b;
         }
-        if (!pt.is_inf()) acc.add_affine(pt.x, (e >> 31) ? pt.y.neg() : pt.y);
+        if (!pt.is_inf()) acc.add_affine(pt.x, pt.y, (e >> 31) != 0);
     }
     if (first) {
         pieces[p0] = acc;

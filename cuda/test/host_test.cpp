@@ -221,6 +221,8 @@ int main(int argc, char** argv) {
         read_fe(f, a.v, 12); read_fe(f, b.v, 12); read_fe(f, m.v, 12); read_fe(f, s.v, 12); read_fe(f, d.v, 12);
         checks += 3;
         if (!(a * b).eq(m)) { fails++; print("fp mul got", a * b); print("fp mul want", m); }
+        // The squaring is its own code (cross products once, then a separate reduction).
+        if (!a.sqr().eq(a * a) || !b.sqr().eq(b * b) || !m.sqr().eq(m * m)) { fails++; print("fp sqr got", a.sqr()); }
         if (!(a + b).eq(s)) { fails++; print("fp add got", a + b); }
         if (!(a - b).eq(d)) { fails++; print("fp sub got", a - b); }
     }
@@ -229,6 +231,7 @@ int main(int argc, char** argv) {
         read_fe(f, a.v, 8); read_fe(f, b.v, 8); read_fe(f, m.v, 8);
         checks++;
         if (!(a * b).eq(m)) { fails++; print("fr mul got", a * b); print("fr mul want", m); }
+        if (!a.sqr().eq(a * a) || !b.sqr().eq(b * b) || !m.sqr().eq(m * m)) { fails++; print("fr sqr got", a.sqr()); }
     }
     int ncases;
     if (fscanf(f, "%d", &ncases) != 1) return 2;

@@ -2,6 +2,10 @@
 //!
 //! `gpu_bench [msm|g2|ntt|all] [--runs N] [--msm-logs 16,20,22,24] [--g2-logs 16,18,20]
 //! [--ntt-logs 20,...,26]`
+//! `gpu_bench sweep --msm-logs 22,24 --configs "default;CUZK_MSM_WINDOW=18,CUZK_MSM_SLICE=64"`
+//! times the G1 MSM (points resident) under each configuration of the MSM's tuning variables
+//! in one process, on the same inputs, and checks every configuration's result against the
+//! first one's.
 //! Prints the median of N timed runs after one warm-up run for each size. Inputs are random;
 //! the first MSM of each size is also checked against the CPU backend (sizes <= 2^20). The
 //! G2 MSM (B_g2) is timed next to the CPU backend's in the same process.
@@ -142,6 +146,12 @@ fn main() {
     };
     println!("device: {:?}", devs[0]);
     let mut ctx = GpuContext::new(0).expect("open device 0");
+
+    if what == "sweep" {
+        let configs = opt("--configs").map(String::as_str).unwrap_or("default");
+        sweep(&mut ctx, &msm_logs, configs, runs);
+        return;
+    }
 
     if what == "msm" || what == "all" {
         println!("\nG1 MSM (median of {runs} after 1 warm-up; ms)");
@@ -315,5 +325,72 @@ fn main() {
                 m(|t| t.download_ms)
             );
         }
+    }
+}
+
+/// The MSM tuning variables a sweep configuration may set (any not named is unset).
+const TUNING_VARS: &[&str] = &[
+    "CUZK_MSM_WINDOW",
+    "CUZK_MSM_SLICE",
+    "CUZK_MSM_REDUCE_THREADS",
+];
+
+/// G1 MSM with resident points under each `;`-separated configuration (`VAR=value,...` or
+/// `default`), same inputs; every result is checked against the first configuration's.
+fn sweep(ctx: &mut GpuContext, msm_logs: &[u32], configs: &str, runs: usize) {
+    println!("\nG1 MSM sweep, points resident (median of {runs} after 1 warm-up; ms)");
+    println!(
+        "{:>5} {:>3} {:>9} {:>8} {:>9} {:>7} {:>8} {:>9}  config",
+        "log n", "c", "total", "sort", "accum", "merge", "reduce", "kernels"
+    );
+    for &lg in msm_logs {
+        let n = 1usize << lg;
+        let p = points(n);
+        let s = scalars(n, lg as u64);
+        let on_device = ctx.upload_g1_points(&p).expect("upload points");
+        let mut reference = None;
+        for config in configs.split(';').map(str::trim).filter(|c| !c.is_empty()) {
+            for var in TUNING_VARS {
+                std::env::remove_var(var);
+            }
+            for kv in config.split(',').filter(|kv| *kv != "default") {
+                let (k, v) = kv
+                    .split_once('=')
+                    .expect("configuration items are VAR=value");
+                assert!(
+                    TUNING_VARS.contains(&k),
+                    "{k} is not an MSM tuning variable"
+                );
+                std::env::set_var(k, v);
+            }
+            let (r, _) = ctx.msm_g1_resident(&on_device, 0, &s).expect("msm");
+            match &reference {
+                None => reference = Some(r),
+                Some(want) => assert_eq!(
+                    r, *want,
+                    "2^{lg} under {config} differs from the first configuration"
+                ),
+            }
+            let ts: Vec<MsmTimings> = (0..runs)
+                .map(|_| ctx.msm_g1_resident(&on_device, 0, &s).expect("msm").1)
+                .collect();
+            let m = |f: fn(&MsmTimings) -> f32| median(ts.iter().map(f).collect());
+            println!(
+                "{:>5} {:>3} {:>9.2} {:>8.2} {:>9.2} {:>7.2} {:>8.2} {:>9.2}  {config}",
+                lg,
+                ts[0].window_bits,
+                m(|t| t.total_ms),
+                m(|t| t.sort_ms),
+                m(|t| t.accumulate_ms),
+                m(|t| t.merge_ms),
+                m(|t| t.reduce_ms),
+                m(|t| t.sort_ms + t.accumulate_ms + t.merge_ms + t.reduce_ms),
+            );
+        }
+        for var in TUNING_VARS {
+            std::env::remove_var(var);
+        }
+        drop(on_device);
+        ctx.release_scratch();
     }
 }

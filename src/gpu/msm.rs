@@ -81,9 +81,17 @@ impl DeviceCurve for G2 {
         xyzz_to_g2(words)
     }
 }
-/// Sorted entries per accumulation thread (`CUZK_MSM_SLICE` overrides it, for benchmarking).
-fn slice_len() -> u32 {
-    env_u32("CUZK_MSM_SLICE").unwrap_or(32).clamp(1, 4096)
+/// Sorted entries per accumulation thread for n points (`CUZK_MSM_SLICE` overrides it, for
+/// benchmarking). Longer slices leave fewer pieces to merge (2^24 points, c = 20 on an H200:
+/// merge 22 / 12 / 8 ms for L = 32 / 64 / 128, the accumulation unchanged), but below 2^22
+/// points they leave too few threads to fill the GPU.
+fn slice_len(n: usize) -> u32 {
+    let default = match n {
+        _ if n < 1 << 22 => 32,
+        _ if n < 1 << 23 => 64,
+        _ => 128,
+    };
+    env_u32("CUZK_MSM_SLICE").unwrap_or(default).clamp(1, 4096)
 }
 /// Histogram entries per scan chunk: a window's 2^(c-1) + 1 entries are scanned as
 /// ceil((2^(c-1) + 1) / SCAN_CHUNK) chunks in parallel; one thread per window then scans only
@@ -95,14 +103,19 @@ const MERGE_CHUNK: u32 = 32;
 const EC_BLOCK: u32 = 128;
 /// Aim for this many bucket-reduction threads over all windows (each then runs over
 /// m = B/K buckets; the pairwise merge of segments costs only doublings).
-const REDUCE_THREADS: u32 = 1 << 17;
+/// `CUZK_MSM_REDUCE_THREADS` overrides it (for benchmarking).
+fn reduce_threads() -> u32 {
+    env_u32("CUZK_MSM_REDUCE_THREADS")
+        .unwrap_or(1 << 17)
+        .clamp(2, 1 << 24)
+}
 
-/// The window size in bits for n points. Measured on an H200 (notes/gpu.md): c = 13 is best
-/// at 2^20 (28 ms of kernels against 31 for c = 16), c = 16 from 2^22 on; smaller inputs use
-/// about log2(n) - 4. Those figures predate the chunked histogram scan ([`SCAN_CHUNK`]): with
-/// one thread scanning each window serially, the sort stage took 75 ms at c = 20 against 34
-/// at c = 16 (2^24 points), so windows above 16 have yet to be measured without that cost.
-/// `CUZK_MSM_WINDOW` overrides it (for benchmarking), up to 20.
+/// The window size in bits for n points, from sweeps on an H200 (`gpu_bench sweep`,
+/// notes/gpu.md): c = 13 is best at 2^20 (28 ms of kernels against 31 for c = 16), c = 16 at
+/// 2^22 and 2^23, c = 20 at 2^24 (258 ms against 267 for c = 16: 13 windows instead of 16,
+/// for a bucket reduction of 29 ms instead of 8) and 2^26; smaller inputs use about
+/// log2(n) - 4. The switch to 20 sits between the two measured sizes (16 wins by 9 ms at
+/// 2^23, 20 by 9 ms at 2^24). `CUZK_MSM_WINDOW` overrides it (for benchmarking), up to 20.
 fn window_bits(n: usize) -> u32 {
     if let Some(c) = env_u32("CUZK_MSM_WINDOW") {
         return c.clamp(4, 20);
@@ -110,8 +123,10 @@ fn window_bits(n: usize) -> u32 {
     let lg = usize::BITS - n.max(1).leading_zeros(); // floor(log2 n) + 1
     if lg <= 21 {
         (lg.saturating_sub(4)).clamp(4, 13)
-    } else {
+    } else if n < 3 << 22 {
         16
+    } else {
+        20
     }
 }
 
@@ -155,15 +170,15 @@ impl Plan {
         let c = window_bits(n);
         let nwin = 256u32.div_ceil(c);
         let buckets = 1u32 << (c - 1);
-        let want = (REDUCE_THREADS / nwin).max(2);
+        let want = (reduce_threads() / nwin).max(2);
         let segments = (1u32 << (31 - want.leading_zeros())).min(buckets).max(2);
         Plan {
             n: n as u32,
             c,
             nwin,
             buckets,
-            slice: slice_len(),
-            slices: (n as u32).div_ceil(slice_len()),
+            slice: slice_len(n),
+            slices: (n as u32).div_ceil(slice_len(n)),
             segments,
         }
     }

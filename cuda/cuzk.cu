@@ -29,16 +29,16 @@ extern "C" __global__ void cuzk_msm_scan_apply(uint32_t* hist, uint32_t c, uint3
 }
 
 extern "C" __global__ void cuzk_msm_scatter(const fr_t* scalars, uint32_t n, uint32_t c, uint32_t nwin,
-                                            uint32_t* cursor, uint32_t* sorted_idx, uint32_t* sorted_bkt) {
-    msm_scatter_thread(GID(), scalars, n, c, nwin, cursor, sorted_idx, sorted_bkt);
+                                            uint32_t* cursor, uint32_t* sorted_idx) {
+    msm_scatter_thread(GID(), scalars, n, c, nwin, cursor, sorted_idx);
 }
 
 #define CUZK_ACCUMULATE_ARGS                                                                                      \
-    const g1_affine_t *points, const uint32_t *sorted_idx, const uint32_t *sorted_bkt, const uint32_t *totals,   \
+    const g1_affine_t *points, const uint32_t *sorted_idx, const uint32_t *ends, const uint32_t *totals,         \
         uint32_t n, uint32_t nwin, uint32_t L, uint32_t T, uint32_t B, g1_xyzz_t *buckets, g1_xyzz_t *pieces,     \
         uint32_t *piece_bkt
 #define CUZK_ACCUMULATE_CALL \
-    msm_accumulate_thread(GID(), points, sorted_idx, sorted_bkt, totals, n, nwin, L, T, B, buckets, pieces, piece_bkt)
+    msm_accumulate_thread(GID(), points, sorted_idx, ends, totals, n, nwin, L, T, B, buckets, pieces, piece_bkt)
 
 // 3 blocks of 128 per SM: caps registers at 170 so the prefetch does not cost occupancy.
 // (4 blocks, i.e. 128 registers, spilled and ran 15-20% slower on an H200: notes/gpu.md.)
@@ -63,10 +63,10 @@ extern "C" __global__ void cuzk_msm_tree_reduce(g1_xyzz_t* tot, g1_xyzz_t* acc, 
 // G2 (B_g2): the same stages over Fp2. A G2 XYZZ accumulator alone is 96 registers, so the
 // accumulation gets the whole register file of one block per SM slot (255 per thread).
 extern "C" __global__ void __launch_bounds__(128, 1)
-    cuzk_msm_accumulate_g2(const g2_affine_t* points, const uint32_t* sorted_idx, const uint32_t* sorted_bkt,
+    cuzk_msm_accumulate_g2(const g2_affine_t* points, const uint32_t* sorted_idx, const uint32_t* ends,
                            const uint32_t* totals, uint32_t n, uint32_t nwin, uint32_t L, uint32_t T, uint32_t B,
                            g2_xyzz_t* buckets, g2_xyzz_t* pieces, uint32_t* piece_bkt) {
-    msm_accumulate_thread(GID(), points, sorted_idx, sorted_bkt, totals, n, nwin, L, T, B, buckets, pieces, piece_bkt);
+    msm_accumulate_thread(GID(), points, sorted_idx, ends, totals, n, nwin, L, T, B, buckets, pieces, piece_bkt);
 }
 
 extern "C" __global__ void __launch_bounds__(128, 1)

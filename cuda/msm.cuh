@@ -7,7 +7,8 @@
 //     d_w in (-2^(c-1), 2^(c-1)], histogram of |d_w| per window (atomics).
 //  2. scan: exclusive prefix sum of each window's histogram -> write cursors, totals; in
 //     chunks of CH entries (chunk sums, per-window scan of the sums, chunk scans).
-//  3. scatter: counting sort: (point index | sign << 31) and bucket id in bucket order.
+//  3. scatter: counting sort: (point index | sign << 31) in bucket order; the cursors then
+//     mark where each bucket's run ends, which is how later stages find an entry's bucket.
 //  4. accumulate: window w's sorted list is cut into equal slices of L entries, one thread
 //     each, so a bucket with many points (scalars that repeat, e.g. 0/1-heavy witnesses) is
 //     spread over many threads. Runs that start and end inside a slice are whole buckets and
@@ -171,9 +172,12 @@ HD void msm_scan_apply_thread(uint32_t gid, uint32_t* hist, uint32_t c, uint32_t
     }
 }
 
-// 3. one thread per scalar (canonical now)
+// 3. one thread per scalar (canonical now). Only the point index and sign are stored: an
+// entry's bucket follows from its position, since afterwards cursor[b] is the end of bucket
+// b's run (msm_bucket_at). A second array of bucket ids was as many random writes again
+// (4 bytes x nwin x n: 872 MB at 2^24 points).
 HD void msm_scatter_thread(uint32_t i, const fr_t* scalars, uint32_t n, uint32_t c, uint32_t nwin,
-                           uint32_t* cursor, uint32_t* sorted_idx, uint32_t* sorted_bkt) {
+                           uint32_t* cursor, uint32_t* sorted_idx) {
     if (i >= n) return;
     fr_t s = scalars[i];
     uint32_t stride = (1u << (c - 1)) + 1, carry = 0;
@@ -183,16 +187,28 @@ HD void msm_scatter_thread(uint32_t i, const fr_t* scalars, uint32_t n, uint32_t
         if (b != 0) {
             uint32_t pos = cuzk_atomic_add(&cursor[w * stride + b], 1);
             sorted_idx[(size_t)w * n + pos] = i | (neg ? 0x80000000u : 0);
-            sorted_bkt[(size_t)w * n + pos] = b;
         }
     }
+}
+
+// The bucket of the entry at position pos of a window's sorted list: the first b >= 1 whose
+// run ends after pos. `ends` is that window's row of cursors after the scatter (B + 1
+// non-decreasing entries, ends[B] = the window's entry count > pos).
+HD uint32_t msm_bucket_at(const uint32_t* ends, uint32_t B, uint32_t pos) {
+    uint32_t lo = 1, hi = B;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) >> 1;
+        if (ends[mid] > pos) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
 }
 
 // 4. one thread per (window, slice of L sorted entries); T slices per window.
 // Stages 4-7 are templates over the coordinate field F: fp_t for G1, fp2_t for G2.
 template <class F>
 HD void msm_accumulate_thread(uint32_t gid, const affine_t<F>* points, const uint32_t* sorted_idx,
-                              const uint32_t* sorted_bkt, const uint32_t* totals, uint32_t n,
+                              const uint32_t* ends /* cursors after the scatter */, const uint32_t* totals, uint32_t n,
                               uint32_t nwin, uint32_t L, uint32_t T, uint32_t B,
                               xyzz_t<F>* buckets, xyzz_t<F>* pieces, uint32_t* piece_bkt) {
     uint32_t w = gid / T, t = gid % T;
@@ -207,14 +223,15 @@ HD void msm_accumulate_thread(uint32_t gid, const affine_t<F>* points, const uin
     }
     uint32_t end = start + L < cnt ? start + L : cnt;
     const uint32_t* idx = sorted_idx + (size_t)w * n;
-    const uint32_t* bkt = sorted_bkt + (size_t)w * n;
+    const uint32_t* wend = ends + (size_t)w * (B + 1);
     xyzz_t<F> acc = xyzz_t<F>::inf();
     // The next entry's point is loaded while this one is added: the gathers are random
     // (DRAM latency once the points outgrow L2) and the addition is long enough to hide them.
     // (Holding it in shared memory via cp.async instead freed only 5 registers; at 128
     // registers for a 4th block per SM the accumulation spilled and ran 40% slower on an
     // H200: notes/gpu.md.)
-    uint32_t e_next = idx[start], b_next = bkt[start];
+    // b_next: the bucket of the next entry; its run ends at `bound`.
+    uint32_t e_next = idx[start], b_next = msm_bucket_at(wend, B, start), bound = wend[b_next];
     affine_t<F> pt_next = cuzk_load_affine(points + (e_next & 0x7fffffffu));
     uint32_t cur = b_next;
     bool first = true;
@@ -223,7 +240,7 @@ HD void msm_accumulate_thread(uint32_t gid, const affine_t<F>* points, const uin
         const affine_t<F> pt = pt_next;
         if (j + 1 < end) {
             e_next = idx[j + 1];
-            b_next = bkt[j + 1];
+            while (bound <= j + 1) bound = wend[++b_next];  // skips empty buckets too
             pt_next = cuzk_load_affine(points + (e_next & 0x7fffffffu));
         }
         if (b != cur) {

@@ -68,13 +68,13 @@ static xyzz_t<F> msm_emulated(const std::vector<affine_t<F>>& pts, std::vector<f
     uint32_t nwin = (256 + c - 1) / c, B = 1u << (c - 1), stride = B + 1;
     uint32_t T = (n + L - 1) / L;
     uint32_t K = B < Kmax ? B : Kmax;
-    std::vector<uint32_t> hist(nwin * stride, 0), totals(nwin), sidx(nwin * n), sbkt(nwin * n), pbkt(nwin * 2 * T);
+    std::vector<uint32_t> hist(nwin * stride, 0), totals(nwin), sidx(nwin * n), pbkt(nwin * 2 * T);
     std::vector<xyzz_t<F>> buckets(nwin * B, xyzz_t<F>::inf()), pieces(nwin * 2 * T), tot(nwin * K), acc(nwin * K), out(nwin);
     for (uint32_t i = 0; i < n; i++) msm_scalars_hist_thread(i, sc.data(), n, c, nwin, hist.data());
     scan_emulated(hist, c, nwin, CH, totals);
-    for (uint32_t i = 0; i < n; i++) msm_scatter_thread(i, sc.data(), n, c, nwin, hist.data(), sidx.data(), sbkt.data());
+    for (uint32_t i = 0; i < n; i++) msm_scatter_thread(i, sc.data(), n, c, nwin, hist.data(), sidx.data());
     for (uint32_t g = 0; g < nwin * T; g++)
-        msm_accumulate_thread(g, pts.data(), sidx.data(), sbkt.data(), totals.data(), n, nwin, L, T, B, buckets.data(), pieces.data(), pbkt.data());
+        msm_accumulate_thread(g, pts.data(), sidx.data(), hist.data(), totals.data(), n, nwin, L, T, B, buckets.data(), pieces.data(), pbkt.data());
     {
         // The same level loop as src/gpu/msm.rs, with G = L + 3 to vary the chunking.
         const uint32_t G = L + 3;  // G >= 4, or a level need not shrink (2*ceil(S/G) < S)
@@ -136,11 +136,11 @@ static bool scan_matches(const std::vector<uint32_t>& hist0, uint32_t c, uint32_
 // cursors that lists every non-zero digit exactly once, in bucket order.
 static bool sort_matches(std::vector<fr_t> sc, uint32_t c, uint32_t CH) {
     uint32_t n = sc.size(), nwin = (256 + c - 1) / c, stride = (1u << (c - 1)) + 1;
-    std::vector<uint32_t> hist((size_t)nwin * stride, 0), totals(nwin), sidx((size_t)nwin * n), sbkt((size_t)nwin * n);
+    std::vector<uint32_t> hist((size_t)nwin * stride, 0), totals(nwin), sidx((size_t)nwin * n);
     for (uint32_t i = 0; i < n; i++) msm_scalars_hist_thread(i, sc.data(), n, c, nwin, hist.data());
     if (!scan_matches(hist, c, CH)) return false;
     scan_emulated(hist, c, nwin, CH, totals);
-    for (uint32_t i = 0; i < n; i++) msm_scatter_thread(i, sc.data(), n, c, nwin, hist.data(), sidx.data(), sbkt.data());
+    for (uint32_t i = 0; i < n; i++) msm_scatter_thread(i, sc.data(), n, c, nwin, hist.data(), sidx.data());
     // The sorted lists by definition: each window's non-zero digits, stably sorted by bucket
     // (the serial scatter here visits the scalars in index order).
     std::vector<uint32_t> want_idx((size_t)nwin * n), want_bkt((size_t)nwin * n), count(nwin, 0);
@@ -168,9 +168,11 @@ static bool sort_matches(std::vector<fr_t> sc, uint32_t c, uint32_t CH) {
         }
         for (uint32_t j = 0; j < count[w]; j++) {
             size_t k = (size_t)w * n + j;
-            if (sidx[k] != want_idx[k] || sbkt[k] != want_bkt[k]) {
+            // The bucket as the accumulation derives it from the cursors.
+            uint32_t bkt = msm_bucket_at(hist.data() + (size_t)w * stride, stride - 1, j);
+            if (sidx[k] != want_idx[k] || bkt != want_bkt[k]) {
                 printf("sort c=%u CH=%u: window %u entry %u is (%08x, %u), want (%08x, %u)\n", c, CH, w, j, sidx[k],
-                       sbkt[k], want_idx[k], want_bkt[k]);
+                       bkt, want_idx[k], want_bkt[k]);
                 return false;
             }
         }

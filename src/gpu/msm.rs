@@ -344,7 +344,6 @@ impl GpuContext {
         let scan_chunks = (p.buckets + 1).div_ceil(SCAN_CHUNK);
         let d_scan = self.scratch("msm.scan_chunks", nwin * scan_chunks as usize * 4)?;
         let d_sidx = self.scratch("msm.sorted_idx", nwin * n * 4)?;
-        let d_sbkt = self.scratch("msm.sorted_bkt", nwin * n * 4)?;
         let d_buckets = self.scratch("msm.buckets", nwin * nb * C::XYZZ_BYTES)?;
         let d_pieces = self.scratch("msm.pieces", nwin * t2 * C::XYZZ_BYTES)?;
         let d_pbkt = self.scratch("msm.piece_bkt", nwin * t2 * 4)?;
@@ -427,8 +426,7 @@ impl GpuContext {
                     .arg(p.c)
                     .arg(p.nwin)
                     .arg(d_hist)
-                    .arg(d_sidx)
-                    .arg(d_sbkt),
+                    .arg(d_sidx),
             )?;
         }
         let e2 = self.mark()?;
@@ -441,7 +439,7 @@ impl GpuContext {
                 Args::new()
                     .arg(d_points)
                     .arg(d_sidx)
-                    .arg(d_sbkt)
+                    .arg(d_hist) // the cursors: where each bucket's run ends
                     .arg(d_totals)
                     .arg(p.n)
                     .arg(p.nwin)

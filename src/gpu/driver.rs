@@ -256,6 +256,8 @@ pub struct GpuContext {
     dev: sys::CUdevice,
     ctx: sys::CUcontext,
     stream: sys::CUstream,
+    /// Host-to-device copies that overlap kernels on `stream` ([`Self::upload_staged_then`]).
+    copy_stream: sys::CUstream,
     module: sys::CUmodule,
     functions: HashMap<&'static str, sys::CUfunction>,
     /// Scratch buffers by purpose, grown on demand and kept between calls.
@@ -276,6 +278,8 @@ const STAGE_MIN: usize = 4 << 20;
 struct Staging {
     bufs: [*mut u8; 2],
     done: [sys::CUevent; 2],
+    /// Recorded on the compute stream so that copies on the copy stream start after it.
+    ordered: sys::CUevent,
 }
 
 impl Staging {
@@ -283,7 +287,12 @@ impl Staging {
         let mut st = Staging {
             bufs: [std::ptr::null_mut(); 2],
             done: [std::ptr::null_mut(); 2],
+            ordered: std::ptr::null_mut(),
         };
+        st.ordered = check(
+            result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING),
+            "cuEventCreate",
+        )?;
         for k in 0..2 {
             st.bufs[k] = check(
                 unsafe { result::malloc_host(STAGE_BYTES, 0) },
@@ -309,6 +318,9 @@ impl Drop for Staging {
                     let _ = result::event::destroy(self.done[k]);
                 }
             }
+        }
+        if !self.ordered.is_null() {
+            let _ = unsafe { result::event::destroy(self.ordered) };
         }
     }
 }
@@ -353,6 +365,7 @@ impl GpuContext {
             dev,
             ctx,
             stream: std::ptr::null_mut(),
+            copy_stream: std::ptr::null_mut(),
             module: std::ptr::null_mut(),
             functions: HashMap::new(),
             scratch: HashMap::new(),
@@ -361,6 +374,10 @@ impl GpuContext {
         };
         this.bind()?;
         this.stream = check(
+            result::stream::create(result::stream::StreamKind::NonBlocking),
+            "cuStreamCreate",
+        )?;
+        this.copy_stream = check(
             result::stream::create(result::stream::StreamKind::NonBlocking),
             "cuStreamCreate",
         )?;
@@ -451,9 +468,37 @@ impl GpuContext {
         dst: sys::CUdeviceptr,
         src: &[T],
     ) -> Result<(), GpuError> {
+        self.upload_staged_inner(dst, src, None)
+    }
+
+    /// [`Self::upload_staged`] with work on each piece as soon as it has arrived: the copies
+    /// run on a second stream, and `then(ctx, first, count)` is called for elements
+    /// `first..first + count` once the compute stream waits for them, so the kernels it
+    /// launches there run while the next pieces are still being copied. The copies start
+    /// after the work already on the compute stream. Pieces are whole elements.
+    pub(crate) fn upload_staged_then<T: Copy>(
+        &mut self,
+        dst: sys::CUdeviceptr,
+        src: &[T],
+        then: &mut dyn FnMut(&Self, usize, usize) -> Result<(), GpuError>,
+    ) -> Result<(), GpuError> {
+        self.upload_staged_inner(dst, src, Some(then))
+    }
+
+    fn upload_staged_inner<T: Copy>(
+        &mut self,
+        dst: sys::CUdeviceptr,
+        src: &[T],
+        mut then: Option<&mut dyn FnMut(&Self, usize, usize) -> Result<(), GpuError>>,
+    ) -> Result<(), GpuError> {
         let bytes = std::mem::size_of_val(src);
+        let elem = std::mem::size_of::<T>().max(1);
         if bytes < STAGE_MIN {
-            return self.upload(dst, src);
+            self.upload(dst, src)?;
+            if let Some(f) = then.as_mut() {
+                f(self, 0, src.len())?;
+            }
+            return Ok(());
         }
         // SAFETY: T is Copy plain data (field elements, points); viewed as bytes for the copy.
         let src = unsafe { std::slice::from_raw_parts(src.as_ptr() as *const u8, bytes) };
@@ -461,7 +506,29 @@ impl GpuContext {
             self.staging = Some(Staging::new()?);
         }
         let st = self.staging.as_ref().expect("just set");
-        for (i, chunk) in src.chunks(STAGE_BYTES).enumerate() {
+        let copy_stream = if then.is_some() {
+            // dst may still be read by kernels queued earlier on the compute stream.
+            check(
+                unsafe { result::event::record(st.ordered, self.stream) },
+                "cuEventRecord",
+            )?;
+            check(
+                unsafe {
+                    result::stream::wait_event(
+                        self.copy_stream,
+                        st.ordered,
+                        sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                    )
+                },
+                "cuStreamWaitEvent",
+            )?;
+            self.copy_stream
+        } else {
+            self.stream
+        };
+        // Whole elements per piece (STAGE_BYTES is a multiple of every element size used).
+        let piece = STAGE_BYTES - STAGE_BYTES % elem;
+        for (i, chunk) in src.chunks(piece).enumerate() {
             let k = i % 2;
             // The buffer is free once the DMA issued from it two chunks ago has finished.
             check(
@@ -471,15 +538,28 @@ impl GpuContext {
             // SAFETY: bufs[k] holds STAGE_BYTES >= chunk.len() bytes, and no DMA reads it now.
             let stage = unsafe { std::slice::from_raw_parts_mut(st.bufs[k], chunk.len()) };
             par_copy(stage, chunk);
-            let off = (i * STAGE_BYTES) as u64;
+            let off = (i * piece) as u64;
             check(
-                unsafe { result::memcpy_htod_async(dst + off, &*stage, self.stream) },
+                unsafe { result::memcpy_htod_async(dst + off, &*stage, copy_stream) },
                 "cuMemcpyHtoDAsync",
             )?;
             check(
-                unsafe { result::event::record(st.done[k], self.stream) },
+                unsafe { result::event::record(st.done[k], copy_stream) },
                 "cuEventRecord",
             )?;
+            if let Some(f) = then.as_mut() {
+                check(
+                    unsafe {
+                        result::stream::wait_event(
+                            self.stream,
+                            st.done[k],
+                            sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                        )
+                    },
+                    "cuStreamWaitEvent",
+                )?;
+                f(self, i * piece / elem, chunk.len() / elem)?;
+            }
         }
         // Both buffers must be idle before the next call (or Drop) touches them.
         for k in 0..2 {
@@ -658,6 +738,9 @@ impl Drop for GpuContext {
             }
             if !self.stream.is_null() {
                 let _ = result::stream::destroy(self.stream);
+            }
+            if !self.copy_stream.is_null() {
+                let _ = result::stream::destroy(self.copy_stream);
             }
             let _ = result::primary_ctx::release(self.dev);
         }

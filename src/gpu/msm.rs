@@ -360,25 +360,35 @@ impl GpuContext {
         if let Points::Host(points) = points {
             self.upload_staged(d_points, points)?;
         }
-        if let Scalars::Host(scalars) = scalars {
-            self.upload_staged(d_scalars, scalars)?;
-        }
-        let e1 = self.mark()?;
         self.memset0(d_hist, hist_len * 4)?;
         self.memset0(d_buckets, nwin * nb * C::XYZZ_BYTES)?;
-        unsafe {
-            self.launch(
+        // Stage 1 (Montgomery -> canonical, digit histogram) over scalars[first..first+count].
+        let hist = |ctx: &GpuContext, first: usize, count: usize| unsafe {
+            ctx.launch(
                 "cuzk_msm_scalars_hist",
-                n as u64,
+                count as u64,
                 256,
                 0,
                 Args::new()
-                    .arg(d_scalars)
-                    .arg(p.n)
+                    .arg(d_scalars + (first * 32) as u64)
+                    .arg(count as u32)
                     .arg(p.c)
                     .arg(p.nwin)
                     .arg(d_hist),
-            )?;
+            )
+        };
+        // Scalars from the host: each piece's histogram runs while the next piece is copied,
+        // so `upload_ms` then includes stage 1 (2^24 scalars: 512 MB, 19 ms to copy).
+        match scalars {
+            Scalars::Host(scalars) => {
+                self.upload_staged_then(d_scalars, scalars, &mut |ctx, first, count| {
+                    hist(ctx, first, count)
+                })?
+            }
+            Scalars::Scratch(_) => hist(self, 0, n)?,
+        }
+        let e1 = self.mark()?;
+        unsafe {
             self.launch(
                 "cuzk_msm_scan_chunk_sums",
                 p.nwin as u64 * scan_chunks as u64,

@@ -33,9 +33,11 @@ pub enum NttKind {
 /// Where an MSM's time went, in milliseconds. Device stages are timed with CUDA events.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct MsmTimings {
-    /// Points and scalars host → device.
+    /// Points and scalars host → device. Scalars from the host are converted and counted
+    /// into the digit histogram piece by piece as they arrive, so this includes that stage.
     pub upload_ms: f32,
-    /// Scalar conversion, digit histogram, scan and counting sort.
+    /// Histogram scan and counting sort (and the scalar conversion and digit histogram when
+    /// the scalars were already on the device).
     pub sort_ms: f32,
     /// Bucket accumulation (mixed additions of the sorted points).
     pub accumulate_ms: f32,

@@ -526,7 +526,8 @@ impl GpuContext {
         } else {
             self.stream
         };
-        // Whole elements per piece (STAGE_BYTES is a multiple of every element size used).
+        // Pieces of whole elements, so that `then` sees whole scalars or points (32 MB is not a
+        // multiple of a 96-byte point).
         let piece = STAGE_BYTES - STAGE_BYTES % elem;
         for (i, chunk) in src.chunks(piece).enumerate() {
             let k = i % 2;

@@ -630,6 +630,19 @@ impl GpuContext {
         Ok(())
     }
 
+    /// `bytes` from `src` to `dst`, both on the device, ordered on the stream.
+    pub(crate) fn copy_on_device(
+        &self,
+        dst: sys::CUdeviceptr,
+        src: sys::CUdeviceptr,
+        bytes: usize,
+    ) -> Result<(), GpuError> {
+        check(
+            unsafe { result::memcpy_dtod_async(dst, src, bytes, self.stream) },
+            "cuMemcpyDtoDAsync",
+        )
+    }
+
     pub(crate) fn download<T>(&self, dst: &mut [T], src: sys::CUdeviceptr) -> Result<(), GpuError> {
         check(
             unsafe { result::memcpy_dtoh_async(dst, src, self.stream) },

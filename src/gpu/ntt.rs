@@ -2,11 +2,12 @@
 
 use std::time::Instant;
 
-use blstrs::Scalar;
+use blstrs::{G1Projective, Scalar};
 use ff::{Field, PrimeField};
 
-use super::driver::{Args, Event, GpuContext};
-use super::{GpuError, NttKind, NttTimings};
+use super::driver::{Args, DeviceG1Points, Event, GpuContext};
+use super::msm::{Points, Scalars, G1};
+use super::{GpuError, MsmTimings, NttKind, NttTimings};
 
 /// Largest supported transform: 2^27 elements (4 GiB of values, plus as much again in scratch).
 pub const MAX_LOG_N: u32 = 27;
@@ -131,6 +132,66 @@ impl GpuContext {
     ) -> Result<NttTimings, GpuError> {
         let t0 = Instant::now();
         let n = a.len();
+        let (d_h, [e0, e1, e2, e3]) = self.quotient_on_device(a, b, c)?;
+        self.download_staged(&mut a[..n - 1], d_h)?;
+        a[n - 1] = Scalar::ZERO;
+        let e4 = self.mark()?;
+        self.sync()?;
+        stage_timings([e0, e1, e2, e3, e4], t0)
+    }
+
+    /// [`Self::h_coefficients`] for the H MSM of a proof: the n − 1 coefficients stay on the
+    /// device, copied into the MSM's scalar buffer (an MSM over `Scalars::Scratch(n - 1)`
+    /// takes them from there), instead of going to the host and back (2 × n·32 bytes).
+    /// `download_ms` is that device-to-device copy.
+    fn h_coefficients_for_msm(
+        &mut self,
+        a: &[Scalar],
+        b: &[Scalar],
+        c: &[Scalar],
+    ) -> Result<NttTimings, GpuError> {
+        let t0 = Instant::now();
+        let n = a.len();
+        let (d_h, [e0, e1, e2, e3]) = self.quotient_on_device(a, b, c)?;
+        let d_scalars = self.msm_scalar_scratch(n - 1)?;
+        self.copy_on_device(d_scalars, d_h, (n - 1) * 32)?;
+        let e4 = self.mark()?;
+        self.sync()?;
+        stage_timings([e0, e1, e2, e3, e4], t0)
+    }
+
+    /// H = Σ h_i·points[i] over the quotient's n − 1 coefficients h (a, b, c as in
+    /// [`Self::h_coefficients`]) with the points resident: the coefficients go from the
+    /// transform straight into the MSM, not through the host (2 × n·32 bytes less).
+    pub fn h_msm_g1_resident(
+        &mut self,
+        a: &[Scalar],
+        b: &[Scalar],
+        c: &[Scalar],
+        points: &DeviceG1Points,
+    ) -> Result<(G1Projective, NttTimings, MsmTimings), GpuError> {
+        let n = a.len();
+        if n < 2 || points.len() < n - 1 {
+            return Err(GpuError::InvalidArgument(format!(
+                "h_msm_g1_resident: {} points for a domain of {n}",
+                points.len()
+            )));
+        }
+        let nt = self.h_coefficients_for_msm(a, b, c)?;
+        let (h, mt) =
+            self.msm_inner::<G1>(Points::Device(points.device_ptr()), Scalars::Scratch(n - 1))?;
+        Ok((h, nt, mt))
+    }
+
+    /// The quotient step up to its result on the device: returns where the n coefficients
+    /// are (the last one zero) and the events after the uploads, the twiddles and the kernels.
+    fn quotient_on_device(
+        &mut self,
+        a: &[Scalar],
+        b: &[Scalar],
+        c: &[Scalar],
+    ) -> Result<(u64, [Event; 4]), GpuError> {
+        let n = a.len();
         if b.len() != n || c.len() != n || n < 2 || !n.is_power_of_two() || n > 1 << MAX_LOG_N {
             return Err(GpuError::InvalidArgument(format!(
                 "h_coefficients: lengths {}, {}, {} must be one power of two in 2..=2^{MAX_LOG_N}",
@@ -150,7 +211,7 @@ impl GpuContext {
         let d_t = self.scratch("ntt.t", bytes)?;
         let d_pw = self.scratch("ntt.pw", 32 * 32)?;
         let e0 = self.mark()?;
-        self.upload_staged(d[0], &*a)?;
+        self.upload_staged(d[0], a)?;
         self.upload_staged(d[1], b)?;
         self.upload_staged(d[2], c)?;
         let e1 = self.mark()?;
@@ -183,11 +244,7 @@ impl GpuContext {
         self.transform(d[0], d_t, tw_inv, log_n)?;
         self.scale(d_t, n as u32, g_inv, n_inv * z_inv, d_pw)?;
         let e3 = self.mark()?;
-        self.download_staged(&mut a[..n - 1], d_t)?;
-        a[n - 1] = Scalar::ZERO;
-        let e4 = self.mark()?;
-        self.sync()?;
-        stage_timings([e0, e1, e2, e3, e4], t0)
+        Ok((d_t, [e0, e1, e2, e3]))
     }
 
     /// v[i] *= factor · base^i on the device. `d_pw` is a 32-entry scratch table; the

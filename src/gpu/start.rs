@@ -207,7 +207,6 @@ impl StartPhase for GpuStart {
             .map_err(|_| Error::internal("a previous start phase on this device panicked"))?;
         let DeviceState { ctx, resident } = &mut *guard;
         let mut timings = StartTimings::default();
-        let t0 = Instant::now();
         let Evaluations {
             mut a,
             mut b,
@@ -217,32 +216,48 @@ impl StartPhase for GpuStart {
         for v in [&mut a, &mut b, &mut c] {
             v.resize(n, Scalar::ZERO);
         }
-        let h = if n < 2 {
-            // A one-element domain has no H coefficient; the device transform needs n ≥ 2.
-            crate::cpu::ntt::h_coefficients(&*Domain::cached(0)?, a, b, c)
-        } else {
-            let nt = ctx.h_coefficients(&mut a, &b, &c)?;
-            timings.ntt_upload = ms(nt.upload_ms);
-            timings.ntt_download = ms(nt.download_ms);
-            drop((b, c));
-            a.truncate(n - 1);
-            a
-        };
-        timings.ntt = t0.elapsed();
-        timings.host_to_device = timings.ntt_upload;
-        timings.device_to_host = timings.ntt_download;
-
-        let t1 = Instant::now();
         // Uploads the SRS's sections when they are not resident yet (host-timed).
+        let t1 = Instant::now();
         let kept = resident.get(ctx, srs);
-        timings.host_to_device += t1.elapsed();
+        let srs_upload = t1.elapsed();
+        timings.host_to_device = srs_upload;
         let t = &mut timings;
-        let (h, msm_h) = msm(ctx, kept.map(|r| &r.h), &srs.h, &h, t)?;
+        let (h, msm_h) = match kept {
+            // The quotient's coefficients go from the transforms into the H MSM on the device.
+            Some(kept) if n >= 2 => {
+                let (h, nt, m) = ctx.h_msm_g1_resident(&a, &b, &c, &kept.h)?;
+                drop((a, b, c));
+                t.ntt = ms(nt.total_ms);
+                t.ntt_upload = ms(nt.upload_ms);
+                t.host_to_device += t.ntt_upload + ms(m.upload_ms);
+                t.device_to_host += ms(m.download_ms);
+                (h, ms(m.total_ms))
+            }
+            _ => {
+                let t0 = Instant::now();
+                let h = if n < 2 {
+                    // A one-element domain has no H coefficient; the device transform needs n ≥ 2.
+                    crate::cpu::ntt::h_coefficients(&*Domain::cached(0)?, a, b, c)
+                } else {
+                    let nt = ctx.h_coefficients(&mut a, &b, &c)?;
+                    t.ntt_upload = ms(nt.upload_ms);
+                    t.ntt_download = ms(nt.download_ms);
+                    t.host_to_device += t.ntt_upload;
+                    t.device_to_host += t.ntt_download;
+                    drop((b, c));
+                    a.truncate(n - 1);
+                    a
+                };
+                t.ntt = t0.elapsed();
+                msm(ctx, kept.map(|r| &r.h), &srs.h, &h, t)?
+            }
+        };
+        let t2 = Instant::now();
         let ([(l, msm_l), (a, msm_a), (b_g1, msm_b_g1)], (b_g2, _msm_b_g2)) = match kept {
             Some(kept) => resident_msms(ctx, kept, w, t)?,
             None => uploaded_msms(ctx, srs, w, t)?,
         };
-        timings.msm = t1.elapsed();
+        timings.msm = srs_upload + msm_h + t2.elapsed();
         Ok((
             PartialProof {
                 h,

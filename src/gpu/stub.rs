@@ -204,6 +204,17 @@ impl GpuContext {
         Err(GpuError::NotCompiled)
     }
 
+    /// The H MSM over the quotient's coefficients, kept on the device.
+    pub fn h_msm_g1_resident(
+        &mut self,
+        _a: &[Scalar],
+        _b: &[Scalar],
+        _c: &[Scalar],
+        _points: &DeviceG1Points,
+    ) -> Result<(G1Projective, NttTimings, MsmTimings), GpuError> {
+        Err(GpuError::NotCompiled)
+    }
+
     /// Frees cached device buffers (twiddles, MSM scratch).
     pub fn release_scratch(&mut self) {}
 }

@@ -42,7 +42,9 @@ pub struct StartTimings {
     pub ntt: Duration,
     /// Of `ntt`, copying a, b and c to the device (device-event time; zero on the CPU).
     pub ntt_upload: Duration,
-    /// Of `ntt`, copying H back to the host (device-event time; zero on the CPU).
+    /// Of `ntt`, copying H back to the host (device-event time; zero on the CPU, and on a
+    /// GPU with the SRS resident, where H goes from the transforms into the H MSM on the
+    /// device).
     pub ntt_download: Duration,
     /// The four G1 MSMs with the gathers and, on a GPU, the resident-SRS lookup.
     pub msm: Duration,

@@ -234,6 +234,18 @@ fn bp_bytes(p: &bp::Proof<Bls12>) -> Vec<u8> {
 }
 
 /// cuzk's device 0, opened at cuzk's first proof.
+/// The assignment for cuzk's prover (side `i` of `order`), which consumes it: a copy when
+/// the peer, later in the order, still has to prove the same one.
+fn cuzk_assignment(a: &mut Option<Assignment>, order: &[Side], i: usize) -> Assignment {
+    if order[i + 1..].contains(&Side::Peer) {
+        a.clone()
+            .expect("the assignment is there until cuzk takes it")
+    } else {
+        a.take()
+            .expect("the assignment is there until cuzk takes it")
+    }
+}
+
 fn cuzk_gpu(cell: &OnceCell<GpuStart>) -> &GpuStart {
     cell.get_or_init(|| {
         step!("cuzk: GpuStart::new(0) ...");
@@ -341,12 +353,7 @@ fn bench_size(gpu: &OnceCell<GpuStart>, args: &Args, log: u32) -> Row {
     for (i, side) in args.order.iter().enumerate() {
         match side {
             Side::Cuzk => {
-                // The peer still to come proves the same assignment.
-                let mine = if args.order[i + 1..].contains(&Side::Peer) {
-                    a.clone().unwrap()
-                } else {
-                    a.take().unwrap()
-                };
+                let mine = cuzk_assignment(&mut a, &args.order, i);
                 step!("2^{log} warm-up: cuzk prove ...");
                 let t = Instant::now();
                 let (ours, _) = cuzk_prove(cuzk_gpu(gpu), &srs, mine, rs);
@@ -384,11 +391,7 @@ fn bench_size(gpu: &OnceCell<GpuStart>, args: &Args, log: u32) -> Row {
         for (i, side) in args.order.iter().enumerate() {
             match side {
                 Side::Cuzk => {
-                    let mine = if args.order[i + 1..].contains(&Side::Peer) {
-                        a.clone().unwrap()
-                    } else {
-                        a.take().unwrap()
-                    };
+                    let mine = cuzk_assignment(&mut a, &args.order, i);
                     step!("2^{log} run {rep}: cuzk prove ...");
                     let (ours, times) = cuzk_prove(cuzk_gpu(gpu), &srs, mine, rs);
                     step!(

@@ -36,6 +36,15 @@ pub enum ErrorKind {
     Gpu,
     /// A bug: an internal invariant broke.
     Internal,
+    /// A Filecoin input (C1 output, vanilla proofs, commitments) is malformed or of the
+    /// wrong kind.
+    InvalidInput,
+    /// A params file the circuit needs is not where it is expected.
+    ParamsNotFound,
+    /// The input is for a sector size other than its registered proof's.
+    SectorSizeMismatch,
+    /// A computed proof failed its own verification and was not returned.
+    VerificationFailed,
 }
 
 /// A cuzk error: its kind and a message that names what was wrong and where.
@@ -70,6 +79,11 @@ impl Error {
     /// Shorthand for [`ErrorKind::InvalidAssignment`].
     pub fn invalid_assignment(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::InvalidAssignment, message)
+    }
+
+    /// Shorthand for [`ErrorKind::InvalidInput`].
+    pub fn invalid_input(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::InvalidInput, message)
     }
 
     /// Shorthand for [`ErrorKind::Internal`].

@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
+use crate::engine::{JobKind, JOB_KINDS};
 use crate::groth16::{Backend, BackendKind, StartTimings};
 
 /// The most devices a snapshot reports individually (the C struct has a fixed array).
@@ -291,6 +292,26 @@ pub struct Stats {
     pub stages: StageHistograms,
     /// A finalizer's B_g2 MSM (part of `finalize`).
     pub finalize_b_g2: Histogram,
+    /// A synthesis thread's time per partition.
+    pub synthesis: Histogram,
+    /// Loading a params file (decode, checks), once per file the engine loads.
+    pub params_load: Histogram,
+    /// Nanoseconds the synthesis threads spent synthesizing, summed over the threads.
+    pub synthesis_busy_ns: AtomicU64,
+    /// Synthesis threads synthesizing now.
+    pub synthesis_active: AtomicU64,
+    /// Threads in the synthesis pool.
+    pub synthesis_threads: AtomicU64,
+    /// Jobs admitted, by [`JobKind`].
+    pub jobs_by_kind: [AtomicU64; JOB_KINDS],
+    /// Jobs that produced all their proofs, by kind.
+    pub jobs_finished_by_kind: [AtomicU64; JOB_KINDS],
+    /// Jobs that failed, by kind.
+    pub jobs_failed_by_kind: [AtomicU64; JOB_KINDS],
+    /// Partitions admitted, by kind.
+    pub partitions_by_kind: [AtomicU64; JOB_KINDS],
+    /// Partitions proved, by kind.
+    pub partitions_proved_by_kind: [AtomicU64; JOB_KINDS],
     pub(crate) devices: Vec<BusyMeter>,
     backends: Vec<Backend>,
     /// Jobs `prove_start` accepted.
@@ -389,6 +410,16 @@ impl Stats {
             trim: Histogram::default(),
             stages: StageHistograms::default(),
             finalize_b_g2: Histogram::default(),
+            synthesis: Histogram::default(),
+            params_load: Histogram::default(),
+            synthesis_busy_ns: AtomicU64::new(0),
+            synthesis_active: AtomicU64::new(0),
+            synthesis_threads: AtomicU64::new(0),
+            jobs_by_kind: Default::default(),
+            jobs_finished_by_kind: Default::default(),
+            jobs_failed_by_kind: Default::default(),
+            partitions_by_kind: Default::default(),
+            partitions_proved_by_kind: Default::default(),
             devices: devices.iter().map(|_| BusyMeter::new(epoch)).collect(),
             backends: devices.to_vec(),
             jobs_admitted: AtomicU64::new(0),
@@ -413,9 +444,22 @@ impl Stats {
     }
 
     /// A copy of every figure as of now (each read on its own, so figures that change
-    /// together may be a few events apart while work runs). `queue_depth` is what the caller
-    /// passes: the queue keeps those counts.
-    pub fn snapshot(&self, queue_depth: [u64; PRIORITY_CLASSES]) -> StatsSnapshot {
+    /// together may be a few events apart while work runs). The gauges are what the caller
+    /// passes: the queues keep those counts.
+    pub fn snapshot(&self, gauges: Gauges) -> StatsSnapshot {
+        let Gauges {
+            queue_depth,
+            synthesis_queue_depth,
+            ready_waiting,
+        } = gauges;
+        let load = |a: &[AtomicU64; JOB_KINDS], k: JobKind| a[k.index()].load(Relaxed);
+        let kinds = JobKind::ALL.map(|k| KindStatsSnapshot {
+            jobs_admitted: load(&self.jobs_by_kind, k),
+            jobs_finished: load(&self.jobs_finished_by_kind, k),
+            jobs_failed: load(&self.jobs_failed_by_kind, k),
+            partitions_admitted: load(&self.partitions_by_kind, k),
+            partitions_proved: load(&self.partitions_proved_by_kind, k),
+        });
         let now = Instant::now();
         let mut devices = [DeviceStatsSnapshot::default(); MAX_DEVICES];
         for ((d, m), b) in devices.iter_mut().zip(&self.devices).zip(&self.backends) {
@@ -462,8 +506,43 @@ impl Stats {
             finalize_b_g2: self.finalize_b_g2.snapshot(),
             device_count: self.devices.len().min(MAX_DEVICES) as u64,
             devices,
+            synthesis: self.synthesis.snapshot(),
+            params_load: self.params_load.snapshot(),
+            synthesis_busy_ns: self.synthesis_busy_ns.load(Relaxed),
+            synthesis_threads: self.synthesis_threads.load(Relaxed),
+            synthesis_active: self.synthesis_active.load(Relaxed),
+            synthesis_queue_depth,
+            ready_waiting,
+            kinds,
         }
     }
+}
+
+/// The figures the queues keep themselves, passed to [`Stats::snapshot`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Gauges {
+    /// Partitions waiting for a device, by class.
+    pub queue_depth: [u64; PRIORITY_CLASSES],
+    /// Partitions waiting for a synthesis thread.
+    pub synthesis_queue_depth: u64,
+    /// Synthesized partitions waiting for a device (PoSt ones included).
+    pub ready_waiting: u64,
+}
+
+/// One [`JobKind`]'s counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct KindStatsSnapshot {
+    /// Jobs admitted.
+    pub jobs_admitted: u64,
+    /// Jobs that produced all their proofs.
+    pub jobs_finished: u64,
+    /// Jobs that failed (cancelled ones not included).
+    pub jobs_failed: u64,
+    /// Partitions admitted.
+    pub partitions_admitted: u64,
+    /// Partitions proved.
+    pub partitions_proved: u64,
 }
 
 /// A copy of the engine's statistics: flat numbers only (counts, bytes, nanoseconds), laid
@@ -543,6 +622,22 @@ pub struct StatsSnapshot {
     pub device_count: u64,
     /// Per device, the first `device_count` entries.
     pub devices: [DeviceStatsSnapshot; MAX_DEVICES],
+    /// A synthesis thread's time per partition.
+    pub synthesis: HistogramSnapshot,
+    /// Loading one params file.
+    pub params_load: HistogramSnapshot,
+    /// Time the synthesis threads spent synthesizing, summed over the threads.
+    pub synthesis_busy_ns: u64,
+    /// Threads in the synthesis pool.
+    pub synthesis_threads: u64,
+    /// Synthesis threads synthesizing now.
+    pub synthesis_active: u64,
+    /// Partitions waiting for a synthesis thread now.
+    pub synthesis_queue_depth: u64,
+    /// Synthesized partitions waiting for a device now.
+    pub ready_waiting: u64,
+    /// Per [`JobKind`], in [`JobKind::ALL`] order.
+    pub kinds: [KindStatsSnapshot; JOB_KINDS],
 }
 
 const CLASS_LABELS: [&str; PRIORITY_CLASSES] =
@@ -563,6 +658,14 @@ impl StatsSnapshot {
             ("host_to_device", self.start_host_to_device),
             ("device_to_host", self.start_device_to_host),
         ]
+    }
+
+    /// Fraction of the synthesis pool's capacity (threads × uptime) spent synthesizing.
+    pub fn synthesis_busy_fraction(&self) -> f64 {
+        ratio(
+            self.synthesis_busy_ns,
+            self.synthesis_threads.saturating_mul(self.uptime_ns),
+        )
     }
 
     /// The device entries in use.
@@ -706,6 +809,12 @@ impl StatsSnapshot {
                 "A finalizer's B_g2 MSM (part of cuzk_finalize_seconds).",
                 &self.finalize_b_g2,
             ),
+            (
+                "synthesis",
+                "A synthesis thread's time per partition.",
+                &self.synthesis,
+            ),
+            ("params_load", "Loading one params file.", &self.params_load),
         ] {
             metric(
                 &format!("{name}_seconds"),
@@ -803,6 +912,76 @@ impl StatsSnapshot {
             "Start phases run on each device.",
             &per_device(&|d| d.partitions as f64),
         );
+        for (name, kind, help, v) in [
+            (
+                "synthesis_busy_ratio",
+                "gauge",
+                "Fraction of the synthesis pool's capacity (threads x uptime) spent synthesizing.",
+                self.synthesis_busy_fraction(),
+            ),
+            (
+                "synthesis_threads",
+                "gauge",
+                "Threads in the synthesis pool.",
+                self.synthesis_threads as f64,
+            ),
+            (
+                "synthesis_active",
+                "gauge",
+                "Synthesis threads synthesizing now.",
+                self.synthesis_active as f64,
+            ),
+            (
+                "synthesis_queue_depth",
+                "gauge",
+                "Partitions waiting for a synthesis thread.",
+                self.synthesis_queue_depth as f64,
+            ),
+            (
+                "ready_waiting",
+                "gauge",
+                "Synthesized partitions waiting for a device.",
+                self.ready_waiting as f64,
+            ),
+        ] {
+            metric(name, kind, help, &[(String::new(), v)]);
+        }
+        type KindField = fn(&KindStatsSnapshot) -> u64;
+        let per_kind: [(&str, &str, KindField); 5] = [
+            (
+                "kind_jobs_admitted_total",
+                "Jobs admitted, by proof kind.",
+                |k| k.jobs_admitted,
+            ),
+            (
+                "kind_jobs_finished_total",
+                "Jobs that produced all their proofs, by proof kind.",
+                |k| k.jobs_finished,
+            ),
+            (
+                "kind_jobs_failed_total",
+                "Jobs that failed, by proof kind.",
+                |k| k.jobs_failed,
+            ),
+            (
+                "kind_partitions_admitted_total",
+                "Partitions admitted, by proof kind.",
+                |k| k.partitions_admitted,
+            ),
+            (
+                "kind_partitions_proved_total",
+                "Partitions proved, by proof kind.",
+                |k| k.partitions_proved,
+            ),
+        ];
+        for (name, help, f) in per_kind {
+            let samples: Vec<_> = JobKind::ALL
+                .iter()
+                .zip(&self.kinds)
+                .map(|(k, s)| (format!("{{kind=\"{}\"}}", k.label()), f(s) as f64))
+                .collect();
+            metric(name, "counter", help, &samples);
+        }
         o
     }
 }
@@ -885,7 +1064,9 @@ mod tests {
             ..StartTimings::default()
         });
         stats.finalize_b_g2.record_ns(5);
-        let snap = stats.snapshot([0; PRIORITY_CLASSES]);
+        stats.jobs_by_kind[JobKind::WinningPost.index()].fetch_add(2, Relaxed);
+        let snap = stats.snapshot(Gauges::default());
+        assert_eq!(snap.kinds[JobKind::WinningPost.index()].jobs_admitted, 2);
         assert_eq!(snap.start_msm_l.sum_ns, 3_000_000);
         assert_eq!(snap.start_host_to_device.sum_ns, 1_000_000);
         assert_eq!(
@@ -915,6 +1096,9 @@ mod tests {
         assert!(text.contains("cuzk_jobs_admitted_total 3"));
         assert!(text.contains("cuzk_device_busy_ratio{device=\"1\"}"));
         assert!(text.contains("cuzk_queue_depth{class=\"winning_post\"} 0"));
+        assert!(text.contains("cuzk_kind_jobs_admitted_total{kind=\"winning_post\"} 2"));
+        assert!(text.contains("cuzk_kind_jobs_admitted_total{kind=\"porep\"} 0"));
+        assert!(text.contains("# TYPE cuzk_synthesis_seconds summary"));
         for line in text.lines().filter(|l| !l.starts_with('#')) {
             let (name, value) = line.rsplit_once(' ').expect("name value");
             assert!(name.starts_with("cuzk_"), "{line}");

@@ -17,11 +17,50 @@
 //!   `p<i>/public.bin`: the public inputs a verifier takes (ONE excluded).
 //!
 //! Test-only params (known toxic waste): never for production.
+//!
+//! ## `filecoin-inputs`
+//!
+//! ```text
+//! cargo run --features test-fixtures --bin cuzk_fixtures -- filecoin-inputs OUT_DIR
+//! ```
+//!
+//! Seals two real 2KiB sectors (miner 1000, sector ids 1 and 2, fixed seeds; see
+//! `cuzk::fixtures::sector`) under `OUT_DIR/sectors/s<id>/` and writes the inputs filecoin-ffi's
+//! proving calls take. Same output on every run. Files:
+//! - `porep_c1.json`: sector 1's C1 output, the exact bytes filecoin-ffi passes to
+//!   `SealCommitPhase2` (serde_json of `SealCommitPhase1Output`);
+//! - `winning_vanilla_<i>.bin`: bincode `FallbackPoStSectorProof`, one per challenged sector
+//!   (`i` from 0, in challenge order), for `GenerateWinningPoStWithVanilla`;
+//! - `window_vanilla_<i>.bin`: the same, one per sector in ascending sector id order, for
+//!   `GenerateWindowPoStWithVanilla` (partition `k` takes files
+//!   `k*sectors_per_partition ..` for `GenerateSinglePartitionWindowPoStWithVanilla`);
+//! - `snap_vanilla_<i>.bin`: bincode `PartitionProof`, one per update partition, as
+//!   `GenerateUpdateVanillaProofs` returns them (sector 1 updated with new random data);
+//! - `porep.txt`, `winning.txt`, `window.txt`, `snap.txt`: `key=value` lines, no spaces.
+//!   Byte strings are lowercase hex (no `0x`), 32 bytes each; integers are decimal.
+//!   Registered proofs are given twice: `registered_*_proof=` the filecoin-proofs-api enum
+//!   index (the number filecoin-ffi and go-state-types' `abi` use: PoRep
+//!   `StackedDrg2KiBV1_1`=5, WinningPoSt `StackedDrgWinning2KiBV1`=0, WindowPoSt
+//!   `StackedDrgWindow2KiBV1_2`=10, i.e. go-state-types' `StackedDrgWindow2KiBV1_1`, update
+//!   `StackedDrg2KiBV1`=0) and `registered_*_proof_name=` its Rust variant name.
+//!   - `porep.txt`: `registered_proof`, `registered_proof_name`, `sector_size`, `sector_id`,
+//!     `miner`, `prover_id`, `comm_r`, `comm_d`, `ticket`, `seed`;
+//!   - `winning.txt` / `window.txt`: `registered_post_proof`, `registered_post_proof_name`,
+//!     `miner`, `prover_id`, `randomness` (already with `[31] &= 0x3f`), `vanilla_proofs`
+//!     (the file count), then per file `sector_<i>_id`, `sector_<i>_comm_r`; `window.txt`
+//!     adds `sectors_per_partition` and `partitions`;
+//!   - `snap.txt`: `registered_update_proof`, `registered_update_proof_name`, `sector_id`,
+//!     `comm_r_old`, `comm_r_new`, `comm_d_new`, `vanilla_proofs` (the file count).
+//!
+//! Sealing needs no Groth16 params but writes the SDR parents cache under
+//! `FIL_PROOFS_PARENT_CACHE` (default `/var/tmp/filecoin-parents`).
 
+use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 
 use cuzk::cpu::CpuStart;
+use cuzk::fixtures::sector::{self, to_hex};
 use cuzk::fixtures::{generate_srs, SampleCircuit, ToxicWaste};
 use cuzk::groth16::scalars::scalars_to_bytes;
 use cuzk::groth16::{prove, synthesize, verify_proof, Randomness};
@@ -37,11 +76,147 @@ fn write(path: &Path, data: &[u8]) -> Result<(), String> {
     fs::write(path, data).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
+/// `cuzk_fixtures filecoin-inputs OUT_DIR`: see the crate doc.
+fn filecoin_inputs(out: &Path) -> Result<(), String> {
+    const MINER: u64 = 1000;
+    fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let prover_id = sector::prover_id_from_miner(MINER);
+    let t = std::time::Instant::now();
+    let mut sectors = Vec::new();
+    for (sector_id, seed) in [(1u64, 1u64), (2, 2)] {
+        let dir = out.join("sectors").join(format!("s{sector_id}"));
+        let s = sector::seal_2kib(&dir, sector::SEAL_2KIB, sector_id, prover_id, seed)
+            .map_err(|e| format!("sealing sector {sector_id}: {e}"))?;
+        sectors.push(s);
+    }
+    let sealed_in = t.elapsed();
+
+    let s1 = &sectors[0];
+    write(&out.join("porep_c1.json"), &s1.c1_output)?;
+    let mut txt = String::new();
+    let _ = writeln!(txt, "registered_proof={}", s1.registered_proof as u64);
+    let _ = writeln!(txt, "registered_proof_name={:?}", s1.registered_proof);
+    let _ = writeln!(
+        txt,
+        "sector_size={}",
+        u64::from(s1.registered_proof.sector_size())
+    );
+    let _ = writeln!(txt, "sector_id={}", s1.sector_id);
+    let _ = writeln!(txt, "miner={MINER}");
+    for (k, v) in [
+        ("prover_id", &s1.prover_id),
+        ("comm_r", &s1.comm_r),
+        ("comm_d", &s1.comm_d),
+        ("ticket", &s1.ticket),
+        ("seed", &s1.seed),
+    ] {
+        let _ = writeln!(txt, "{k}={}", to_hex(v));
+    }
+    write(&out.join("porep.txt"), txt.as_bytes())?;
+
+    // Both PoSt kinds share one layout: header, then the vanilla files and their sectors.
+    let post_txt = |proof: filecoin_proofs_api::RegisteredPoStProof,
+                    randomness: &[u8; 32],
+                    prefix: &str,
+                    vanilla: &[Vec<u8>],
+                    ids: &[(u64, [u8; 32])]|
+     -> Result<String, String> {
+        let mut txt = String::new();
+        let _ = writeln!(txt, "registered_post_proof={}", proof as u64);
+        let _ = writeln!(txt, "registered_post_proof_name={proof:?}");
+        let _ = writeln!(txt, "miner={MINER}");
+        let _ = writeln!(txt, "prover_id={}", to_hex(&prover_id));
+        let _ = writeln!(txt, "randomness={}", to_hex(randomness));
+        let _ = writeln!(txt, "vanilla_proofs={}", vanilla.len());
+        for (i, (v, (id, comm_r))) in vanilla.iter().zip(ids).enumerate() {
+            write(&out.join(format!("{prefix}_vanilla_{i}.bin")), v)?;
+            let _ = writeln!(txt, "sector_{i}_id={id}");
+            let _ = writeln!(txt, "sector_{i}_comm_r={}", to_hex(comm_r));
+        }
+        Ok(txt)
+    };
+
+    let mut winning_randomness = [0u8; 32];
+    for (i, b) in winning_randomness.iter_mut().enumerate() {
+        *b = i as u8;
+    }
+    let w = sector::winning_post_inputs(s1, winning_randomness)
+        .map_err(|e| format!("winning PoSt inputs: {e}"))?;
+    let txt = post_txt(
+        w.registered_post_proof,
+        &w.randomness,
+        "winning",
+        &w.vanilla_proofs,
+        &w.sectors,
+    )?;
+    write(&out.join("winning.txt"), txt.as_bytes())?;
+
+    let mut window_randomness = [0u8; 32];
+    for (i, b) in window_randomness.iter_mut().enumerate() {
+        *b = (i as u8).wrapping_mul(7).wrapping_add(3);
+    }
+    let refs: Vec<&sector::SealedSector> = sectors.iter().collect();
+    let win = sector::window_post_inputs(&refs, window_randomness)
+        .map_err(|e| format!("window PoSt inputs: {e}"))?;
+    let mut txt = post_txt(
+        win.registered_post_proof,
+        &win.randomness,
+        "window",
+        &win.vanilla_proofs,
+        &win.sectors,
+    )?;
+    let _ = writeln!(txt, "sectors_per_partition={}", win.sectors_per_partition());
+    let _ = writeln!(txt, "partitions={}", win.partitions());
+    write(&out.join("window.txt"), txt.as_bytes())?;
+
+    let snap = sector::snap_inputs(s1, 3).map_err(|e| format!("snap inputs: {e}"))?;
+    let mut txt = String::new();
+    let _ = writeln!(
+        txt,
+        "registered_update_proof={}",
+        snap.registered_update_proof as u64
+    );
+    let _ = writeln!(
+        txt,
+        "registered_update_proof_name={:?}",
+        snap.registered_update_proof
+    );
+    let _ = writeln!(txt, "sector_id={}", s1.sector_id);
+    for (k, v) in [
+        ("comm_r_old", &snap.comm_r_old),
+        ("comm_r_new", &snap.comm_r_new),
+        ("comm_d_new", &snap.comm_d_new),
+    ] {
+        let _ = writeln!(txt, "{k}={}", to_hex(v));
+    }
+    let _ = writeln!(txt, "vanilla_proofs={}", snap.vanilla_proofs.len());
+    for (i, v) in snap.vanilla_proofs.iter().enumerate() {
+        write(&out.join(format!("snap_vanilla_{i}.bin")), v)?;
+    }
+    write(&out.join("snap.txt"), txt.as_bytes())?;
+
+    println!(
+        "sealed {} 2KiB sectors in {sealed_in:?}; wrote PoRep C1, {} winning, {} window and {} snap vanilla proofs to {}",
+        sectors.len(),
+        w.vanilla_proofs.len(),
+        win.vanilla_proofs.len(),
+        snap.vanilla_proofs.len(),
+        out.display()
+    );
+    Ok(())
+}
+
 fn run() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
-    let out = args
-        .next()
-        .ok_or("usage: cuzk_fixtures OUT_DIR [PARTITIONS] [CONSTRAINTS]")?;
+    let out = args.next().ok_or(
+        "usage: cuzk_fixtures OUT_DIR [PARTITIONS] [CONSTRAINTS] | cuzk_fixtures filecoin-inputs OUT_DIR",
+    )?;
+    if out == "filecoin-inputs" {
+        let out = args
+            .next()
+            .ok_or("usage: cuzk_fixtures filecoin-inputs OUT_DIR")?;
+        return filecoin_inputs(Path::new(&out));
+    }
     let partitions: usize = args
         .next()
         .map_or(Ok(3), |a| a.parse())

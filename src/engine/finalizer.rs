@@ -14,8 +14,8 @@ use crossbeam_channel::Receiver;
 
 use super::job::JobShared;
 use super::{panic_message, PartitionHook, Reservation, Shared};
-use crate::error::{Error, Result};
-use crate::groth16::{finish_timed, PartialProof, StartTimings, Witness};
+use crate::error::{Error, ErrorKind, Result};
+use crate::groth16::{finish_timed, verify_proof, PartialProof, Proof, StartTimings, Witness};
 
 /// A started partition on its way to a finalizer.
 pub(crate) struct Finalize {
@@ -48,7 +48,11 @@ pub(crate) fn run(rx: Receiver<Finalize>, shared: Arc<Shared>, hook: Option<Part
                     if let Some(h) = &hook {
                         h(job.seq, index);
                     }
-                    finish_timed(&job.srs, &witness, &partial, job.rs[index])
+                    let (proof, b_g2) = finish_timed(&job.srs, &witness, &partial, job.rs[index])?;
+                    if let Some(pvk) = &job.verify {
+                        check(pvk, &proof, &witness)?;
+                    }
+                    Ok((proof, b_g2))
                 }))
                 .unwrap_or_else(|p| {
                     Err(Error::internal(format!(
@@ -58,6 +62,7 @@ pub(crate) fn run(rx: Receiver<Finalize>, shared: Arc<Shared>, hook: Option<Part
                 });
                 let took = t.elapsed();
                 shared.stats.finalize.record(took);
+                job.timings.add_finalize(took);
                 if let Ok((_, b_g2)) = &proof {
                     shared.stats.finalize_b_g2.record(*b_g2);
                 }
@@ -73,6 +78,8 @@ pub(crate) fn run(rx: Receiver<Finalize>, shared: Arc<Shared>, hook: Option<Part
                 match proof {
                     Ok((p, _)) => {
                         shared.stats.partitions_proved.fetch_add(1, Relaxed);
+                        shared.stats.partitions_proved_by_kind[job.kind.index()]
+                            .fetch_add(1, Relaxed);
                         job.complete(&shared, index, p);
                     }
                     Err(e) => fail(&shared, &job, index, e),
@@ -80,6 +87,24 @@ pub(crate) fn run(rx: Receiver<Finalize>, shared: Arc<Shared>, hook: Option<Part
             }
         }
         shared.drop_work_parts(rest_res, witness);
+    }
+}
+
+/// A proof that does not verify against its own partition's public inputs is a device or
+/// prover fault: it must never reach the host.
+fn check(
+    pvk: &crate::groth16::PreparedVerifyingKey,
+    proof: &Proof,
+    witness: &Witness,
+) -> Result<()> {
+    let inputs = witness.input.get(1..).unwrap_or(&[]);
+    if verify_proof(pvk, proof, inputs)? {
+        Ok(())
+    } else {
+        Err(Error::new(
+            ErrorKind::VerificationFailed,
+            "the proof does not verify against its own public inputs; it was not returned",
+        ))
     }
 }
 

@@ -1,9 +1,15 @@
 //! The proving engine: keeps every device busy while a backlog exists, and times every wait.
 //!
 //! ```text
-//! prove_start ─ validate ─ reserve budget ─► PartitionQueue (priority, job seq, partition)
+//! submit(JobRequest)
+//!   ├─ Ready partitions: validate ─ reserve budget ───────────────────────┐
+//!   └─ circuits: SynthQueue (priority, job seq, partition)                │
+//!        synthesis threads: reserve budget (shape from the SRS),          │
+//!        synthesize, validate, take a ReadyGate place (not PoSt) ─────────┤
+//!                                                                         ▼
+//!                                       PartitionQueue (priority, job seq, partition)
 //!                                                  │ pop (queue lock: submitters, workers)
-//!                      per device, N workers ◄─────┘
+//!                      per device, N workers ◄─────┘ (give the ReadyGate place back)
 //!                        DeviceMutex { StartPhase::start }   (wait and hold timed apart)
 //!                        release the evaluations' reservation (atomic)
 //!                        ──channel──► finalizers: finish (B_g2, assembly), store the proof
@@ -12,7 +18,9 @@
 //! ```
 //!
 //! Locks, and who takes them:
-//! - the queue's lock: `prove_start`, `Job::cancel`, device workers, shutdown;
+//! - the synthesis queue's lock: `submit`, `Job::cancel`, synthesis threads, shutdown;
+//! - the ready gate's lock: synthesis threads, and a device worker giving a place back;
+//! - the queue's lock: `submit`, `Job::cancel`, device workers, synthesis threads, shutdown;
 //! - a device's mutex: that device's workers, around `StartPhase::start` only;
 //! - a job's state lock: finalizers, the host's `finish`/`poll`/`cancel`, shutdown.
 //!
@@ -28,14 +36,17 @@ mod finalizer;
 mod job;
 mod lock;
 mod queue;
+mod request;
+mod synthesis;
 mod trimmer;
 mod worker;
 
 pub use budget::{default_budget, default_safety_margin, total_memory, MemoryBudget, Reservation};
 pub use device::{Acquired, Device, DeviceGuard, DeviceMutex};
-pub use job::{Job, JobStatus};
+pub use job::{Job, JobStatus, JobTimings};
 pub use lock::{engine_locks_held, TrackedGuard, TrackedMutex};
 pub use queue::{PartitionQueue, Priority, QueueKey};
+pub use request::{JobInput, JobKind, JobRequest, PartitionCircuit, JOB_KINDS};
 pub use trimmer::{malloc_trim, FreedCounter, TrimFn, TrimPolicy, Trimmer};
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -108,8 +119,13 @@ pub struct EngineConfig {
     pub finalizers: usize,
     /// When to call `malloc_trim(0)`.
     pub trim: TrimPolicy,
-    /// What `prove_start` does when the budget is full.
+    /// What `submit` does when the budget cannot take a job of ready partitions yet.
     pub admission: AdmissionPolicy,
+    /// Threads of the synthesis stage; `0` for one per core.
+    pub synthesis_threads: usize,
+    /// Most synthesized partitions waiting for a device (PoSt partitions do not count);
+    /// `0` for the default, one per device worker.
+    pub max_ready: usize,
     /// Test and instrumentation hooks.
     pub hooks: Hooks,
 }
@@ -123,6 +139,8 @@ impl Default for EngineConfig {
             finalizers: 2,
             trim: TrimPolicy::default(),
             admission: AdmissionPolicy::Wait(Duration::from_secs(600)),
+            synthesis_threads: 0,
+            max_ready: 0,
             hooks: Hooks::default(),
         }
     }
@@ -138,11 +156,15 @@ pub(crate) struct Work {
     /// Released when the proof is assembled.
     pub(crate) rest_res: Reservation,
     pub(crate) queued_at: Instant,
+    /// Held by a synthesized partition until a device worker takes it.
+    pub(crate) ready_slot: Option<synthesis::ReadySlot>,
 }
 
 /// The state every engine thread and every job handle shares.
 pub(crate) struct Shared {
     pub(crate) queue: PartitionQueue<Work>,
+    pub(crate) synth_queue: PartitionQueue<synthesis::SynthWork>,
+    pub(crate) ready_gate: Arc<synthesis::ReadyGate>,
     pub(crate) stats: Arc<Stats>,
     pub(crate) budget: MemoryBudget,
     pub(crate) freed: FreedCounter,
@@ -160,6 +182,22 @@ impl Shared {
         }
     }
 
+    fn snapshot(&self) -> StatsSnapshot {
+        self.stats.snapshot(crate::stats::Gauges {
+            queue_depth: self.queue.depth(),
+            synthesis_queue_depth: self.synth_queue.len(),
+            ready_waiting: self.ready_gate.waiting() as u64,
+        })
+    }
+
+    /// Drops partitions that will not be synthesized (they hold no memory yet).
+    pub(crate) fn drop_synth_work(&self, work: impl IntoIterator<Item = synthesis::SynthWork>) {
+        for w in work {
+            self.stats.partitions_dropped.fetch_add(1, Relaxed);
+            drop(w);
+        }
+    }
+
     /// Tells the trimmer `bytes` were freed; lock-free.
     pub(crate) fn report_freed(&self, bytes: u64) {
         self.freed.report(bytes);
@@ -174,8 +212,11 @@ impl Shared {
         self.report_freed(bytes);
     }
 
-    /// Removes job `seq`'s queued partitions and frees them.
+    /// Removes job `seq`'s queued partitions (waiting for synthesis or for a device) and
+    /// frees them.
     pub(crate) fn drop_queued(&self, seq: u64) {
+        let removed = self.synth_queue.remove_job(seq);
+        self.drop_synth_work(removed.into_iter().map(|(_, w)| w));
         let removed = self.queue.remove_job(seq);
         self.drop_work(removed.into_iter().map(|(_, w)| w));
     }
@@ -187,6 +228,7 @@ pub struct Engine {
     shared: Arc<Shared>,
     config: EngineConfig,
     workers: Vec<JoinHandle<()>>,
+    synthesizers: Vec<JoinHandle<()>>,
     finalizers: Vec<JoinHandle<()>>,
     to_finalizers: Option<Sender<finalizer::Finalize>>,
     trimmer: Option<Trimmer>,
@@ -227,8 +269,14 @@ impl Engine {
         let stats = Arc::new(Stats::new(&backends));
         let trimmer = Trimmer::start(config.trim, config.hooks.trim.clone(), stats.clone())
             .map_err(|e| spawn_error("trimmer", e))?;
+        let max_ready = match config.max_ready {
+            0 => config.devices.len() * config.workers_per_device,
+            n => n,
+        };
         let shared = Arc::new(Shared {
             queue: PartitionQueue::new(),
+            synth_queue: PartitionQueue::new(),
+            ready_gate: synthesis::ReadyGate::new(max_ready),
             budget: MemoryBudget::with_stats(limit, stats.clone()),
             freed: trimmer.counter(),
             stats,
@@ -240,6 +288,7 @@ impl Engine {
         let mut engine = Engine {
             shared: shared.clone(),
             workers: Vec::new(),
+            synthesizers: Vec::new(),
             finalizers: Vec::new(),
             to_finalizers: Some(tx.clone()),
             trimmer: Some(trimmer),
@@ -269,6 +318,22 @@ impl Engine {
                 .map_err(|e| spawn_error("finalizer", e))?;
             self.finalizers.push(t);
         }
+        let synthesis_threads = match self.config.synthesis_threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        shared
+            .stats
+            .synthesis_threads
+            .store(synthesis_threads as u64, Relaxed);
+        for i in 0..synthesis_threads {
+            let shared = shared.clone();
+            let t = std::thread::Builder::new()
+                .name(format!("cuzk-syn{i}"))
+                .spawn(move || synthesis::run(shared))
+                .map_err(|e| spawn_error("synthesis", e))?;
+            self.synthesizers.push(t);
+        }
         for (d, device) in self.config.devices.iter().enumerate() {
             let mutex = Arc::new(DeviceMutex::new(d, shared.stats.clone()));
             for w in 0..self.config.workers_per_device {
@@ -290,11 +355,34 @@ impl Engine {
         Ok(())
     }
 
-    /// Validates a job, reserves its memory and queues its partitions; returns as soon as
-    /// they are queued. Every partition is validated against `srs` first, and one bad
-    /// partition fails the whole job with an error naming it. A job larger than the whole
-    /// budget fails with `ResourceExhausted` at once; one that does not fit yet waits or
-    /// fails as the admission policy says.
+    /// Submits a job and returns as soon as its partitions are queued.
+    ///
+    /// Ready partitions are validated against the SRS first (one bad partition fails the
+    /// whole job with an error naming it) and the job's memory is reserved at once: a job
+    /// larger than the whole budget fails with `ResourceExhausted`, one that does not fit yet
+    /// waits or fails as the admission policy says. Circuits to synthesize are queued for the
+    /// synthesis stage at once; each reserves its own partition's memory when a synthesis
+    /// thread takes it, so only a single partition larger than the whole budget is refused.
+    pub fn submit(&self, request: JobRequest) -> Result<Job> {
+        let kind = request.kind;
+        let r = self.admit(request);
+        match &r {
+            Ok(job) => {
+                let stats = &self.shared.stats;
+                stats.jobs_admitted.fetch_add(1, Relaxed);
+                stats.jobs_by_kind[kind.index()].fetch_add(1, Relaxed);
+                let n = job.partitions() as u64;
+                stats.partitions_admitted.fetch_add(n, Relaxed);
+                stats.partitions_by_kind[kind.index()].fetch_add(n, Relaxed);
+            }
+            Err(_) => {
+                self.shared.stats.jobs_rejected.fetch_add(1, Relaxed);
+            }
+        }
+        r
+    }
+
+    /// [`Engine::submit`] of ready partitions of [`JobKind::Other`], unverified.
     pub fn prove_start(
         &self,
         srs: Arc<Srs>,
@@ -315,28 +403,34 @@ impl Engine {
         priority: Priority,
         admission: AdmissionPolicy,
     ) -> Result<Job> {
-        let r = self.admit(srs, partitions, rs, priority, admission);
-        if r.is_err() {
-            self.shared.stats.jobs_rejected.fetch_add(1, Relaxed);
-        }
-        r
+        self.submit(JobRequest {
+            randomness: rs,
+            priority: Some(priority),
+            admission: Some(admission),
+            // The host synthesized these itself and verifies where it wants to.
+            verify: false,
+            ..JobRequest::new(srs, JobInput::Ready(partitions), JobKind::Other)
+        })
     }
 
-    fn admit(
-        &self,
-        srs: Arc<Srs>,
-        partitions: Vec<Assignment>,
-        rs: RandomnessChoice,
-        priority: Priority,
-        admission: AdmissionPolicy,
-    ) -> Result<Job> {
-        let n = partitions.len();
+    fn admit(&self, request: JobRequest) -> Result<Job> {
+        let JobRequest {
+            srs,
+            input,
+            randomness,
+            kind,
+            priority,
+            admission,
+            verify,
+        } = request;
+        let priority = priority.unwrap_or_else(|| kind.priority());
+        let n = input.len();
         if n == 0 {
             return Err(Error::invalid_argument(
                 "a job needs at least one partition",
             ));
         }
-        let rs = match rs {
+        let rs = match randomness {
             RandomnessChoice::Given(v) if v.len() == n => v,
             RandomnessChoice::Given(v) => {
                 return Err(Error::invalid_argument(format!(
@@ -346,6 +440,63 @@ impl Engine {
             }
             RandomnessChoice::Random => (0..n).map(|_| Randomness::random()).collect(),
         };
+        let seq = self.shared.next_seq.fetch_add(1, Relaxed);
+        let key = |partition| QueueKey {
+            priority,
+            job_seq: seq,
+            partition,
+        };
+        let new_job = |srs| {
+            Arc::new(JobShared::new(
+                seq,
+                priority,
+                kind,
+                srs,
+                rs,
+                verify,
+                Duration::ZERO,
+            ))
+        };
+        let partitions = match input {
+            JobInput::Ready(partitions) => partitions,
+            JobInput::Synthesize(circuits) => {
+                let shape = request::srs_shape(&srs);
+                let one = shape.evaluation_bytes() + shape.witness_bytes();
+                if one as u64 > self.shared.budget.limit() {
+                    return Err(Error::new(
+                        ErrorKind::ResourceExhausted,
+                        format!(
+                            "one partition of this circuit needs {one} bytes of host memory \
+                             but the budget is {} bytes: it can never be synthesized",
+                            self.shared.budget.limit()
+                        ),
+                    ));
+                }
+                let job = new_job(srs);
+                let now = Instant::now();
+                let items = circuits
+                    .into_iter()
+                    .enumerate()
+                    .map(|(index, circuit)| {
+                        let work = synthesis::SynthWork {
+                            job: job.clone(),
+                            index,
+                            circuit,
+                            queued_at: now,
+                        };
+                        (key(index), work)
+                    })
+                    .collect();
+                if let Err(items) = self.shared.synth_queue.push_all(items) {
+                    return Err(self.refuse_at_shutdown(&job, items.len()));
+                }
+                return Ok(Job {
+                    job,
+                    shared: self.shared.clone(),
+                });
+            }
+        };
+
         let mut shares = Vec::with_capacity(n);
         for (i, a) in partitions.iter().enumerate() {
             a.validate(&srs)
@@ -360,25 +511,19 @@ impl Engine {
             .ok_or_else(|| Error::new(ErrorKind::ResourceExhausted, "job size overflows"))?;
 
         let t = Instant::now();
-        let mut reservation = match admission {
+        let mut reservation = match admission.unwrap_or(self.config.admission) {
             AdmissionPolicy::FailFast => self.shared.budget.try_reserve(total),
             AdmissionPolicy::Wait(timeout) => self.shared.budget.reserve(total, timeout),
         }?;
         self.shared.stats.admission_wait.record(t.elapsed());
 
-        let seq = self.shared.next_seq.fetch_add(1, Relaxed);
-        let job = Arc::new(JobShared::new(seq, priority, srs, rs));
+        let job = new_job(srs);
         let now = Instant::now();
         let items: Vec<_> = partitions
             .into_iter()
             .zip(shares)
             .enumerate()
             .map(|(index, (assignment, (eval, rest)))| {
-                let key = QueueKey {
-                    priority,
-                    job_seq: seq,
-                    partition: index,
-                };
                 let work = Work {
                     job: job.clone(),
                     index,
@@ -386,17 +531,13 @@ impl Engine {
                     eval_res: reservation.split(eval),
                     rest_res: reservation.split(rest),
                     queued_at: now,
+                    ready_slot: None,
                 };
-                (key, work)
+                (key(index), work)
             })
             .collect();
-        let stats = &self.shared.stats;
-        stats.jobs_admitted.fetch_add(1, Relaxed);
-        stats.partitions_admitted.fetch_add(n as u64, Relaxed);
         if let Err(items) = self.shared.queue.push_all(items) {
-            // Only reachable while the engine is being dropped.
-            let e = Error::new(ErrorKind::ShuttingDown, "the engine is shutting down");
-            job.end(&self.shared, e.clone());
+            let e = self.refuse_at_shutdown(&job, 0);
             self.shared.drop_work(items.into_iter().map(|(_, w)| w));
             return Err(e);
         }
@@ -406,9 +547,19 @@ impl Engine {
         })
     }
 
+    /// Ends a job the closed queues refused (only while the engine is being dropped).
+    fn refuse_at_shutdown(&self, job: &JobShared, unsynthesized: usize) -> Error {
+        let e = Error::new(ErrorKind::ShuttingDown, "the engine is shutting down");
+        job.end(&self.shared, e.clone());
+        self.shared
+            .stats
+            .partitions_dropped
+            .fetch_add(unsynthesized as u64, Relaxed);
+        e
+    }
     /// A snapshot of the engine's statistics.
     pub fn stats(&self) -> StatsSnapshot {
-        self.shared.stats.snapshot(self.shared.queue.depth())
+        self.shared.snapshot()
     }
 
     /// Shuts the engine down as dropping it does, and returns the final statistics: every
@@ -416,7 +567,7 @@ impl Engine {
     pub fn shutdown(self) -> StatsSnapshot {
         let shared = self.shared.clone();
         drop(self);
-        shared.stats.snapshot(shared.queue.depth())
+        shared.snapshot()
     }
 
     /// The memory budget.
@@ -432,15 +583,26 @@ impl Engine {
 
 impl Drop for Engine {
     fn drop(&mut self) {
+        let shut = || {
+            Error::new(
+                ErrorKind::ShuttingDown,
+                "the engine shut down before this job was proved",
+            )
+        };
+        // Synthesis first: a synthesis in progress finishes (a circuit cannot be stopped
+        // half way) and its partition reaches the device queue, which is closed next.
+        let left = self.shared.synth_queue.close();
+        for (_, w) in &left {
+            w.job.end(&self.shared, shut());
+        }
+        self.shared
+            .drop_synth_work(left.into_iter().map(|(_, w)| w));
+        for t in self.synthesizers.drain(..) {
+            let _ = t.join();
+        }
         let left = self.shared.queue.close();
         for (_, w) in &left {
-            w.job.end(
-                &self.shared,
-                Error::new(
-                    ErrorKind::ShuttingDown,
-                    "the engine shut down before this job was proved",
-                ),
-            );
+            w.job.end(&self.shared, shut());
         }
         self.shared.drop_work(left.into_iter().map(|(_, w)| w));
         for t in self.workers.drain(..) {

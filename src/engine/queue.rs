@@ -13,7 +13,9 @@
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicBool, AtomicU64, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
+};
 use std::sync::Condvar;
 
 use crossbeam_channel::{Receiver, Sender};
@@ -95,6 +97,8 @@ pub struct PartitionQueue<T> {
     inner: TrackedMutex<Inner<T>>,
     ready: Condvar,
     depth: [AtomicU64; PRIORITY_CLASSES],
+    // Mirrors `Inner::closed` for readers that must not take the lock.
+    closed: AtomicBool,
     // Jobs to remove, sent by threads that must not take the queue's lock (finalizers).
     purge_tx: Sender<u64>,
     purge_rx: Receiver<u64>,
@@ -110,6 +114,7 @@ impl<T> Default for PartitionQueue<T> {
             }),
             ready: Condvar::new(),
             depth: Default::default(),
+            closed: AtomicBool::new(false),
             purge_tx,
             purge_rx,
         }
@@ -204,6 +209,7 @@ impl<T> PartitionQueue<T> {
     pub fn close(&self) -> Vec<(QueueKey, T)> {
         let mut q = self.inner.lock();
         q.closed = true;
+        self.closed.store(true, Release);
         let mut out: Vec<_> = std::mem::take(&mut q.heap)
             .into_sorted_vec()
             .into_iter()
@@ -217,6 +223,11 @@ impl<T> PartitionQueue<T> {
         self.ready.notify_all();
         out.shrink_to_fit();
         out
+    }
+
+    /// Whether the queue has been closed, read without the lock.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Acquire)
     }
 
     /// Partitions queued in each class, read without the lock.

@@ -42,6 +42,7 @@ impl Worker {
             }
             let queue_wait = work.queued_at.elapsed();
             shared.stats.queue_wait.record(queue_wait);
+            work.job.timings.add_queue_wait(queue_wait);
             let Work {
                 job,
                 index,
@@ -52,8 +53,11 @@ impl Worker {
                     },
                 eval_res,
                 rest_res,
+                ready_slot,
                 ..
             } = work;
+            // The partition has left the ready queue: a synthesis thread may queue another.
+            drop(ready_slot);
             // Host staging (pinned copies for a GPU) belongs here, before the lock.
 
             let (guard, acquired) = self.mutex.lock(|| !shared.queue.is_empty());
@@ -67,6 +71,7 @@ impl Worker {
             }));
             let compute = guard.held();
             drop(guard);
+            job.timings.add_device(compute);
 
             // The start phase consumed the evaluations: their share of the budget goes back.
             let eval_bytes = eval_res.bytes();

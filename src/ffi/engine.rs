@@ -7,7 +7,7 @@ use super::boundary::{boundary, Failure};
 use super::status::cuzk_status;
 use crate::engine::{AdmissionPolicy, Device, Engine, EngineConfig, TrimPolicy};
 use crate::groth16::BackendKind;
-use crate::stats::{DeviceStatsSnapshot, HistogramSnapshot, StatsSnapshot};
+use crate::stats::{DeviceStatsSnapshot, HistogramSnapshot, KindStatsSnapshot, StatsSnapshot};
 
 /// A proving engine: its device workers, finalizers and trimmer threads, and its memory
 /// budget. Created by `cuzk_engine_new`, owned by the host, freed by `cuzk_engine_free`.
@@ -56,6 +56,13 @@ pub struct cuzk_config {
     pub trim_interval_ms: u64,
     /// Bytes freed since the last trim that make a trim worth its cost (0: 1 GiB).
     pub trim_min_freed_bytes: u64,
+    // Added later; fields only ever go at the end.
+    /// Threads of the synthesis stage, which synthesizes the Filecoin kinds' circuits
+    /// (0: one per core).
+    pub synthesis_threads: u32,
+    /// Most synthesized PoRep/SnapDeals partitions waiting for a device (0: one per device
+    /// worker). Each holds a whole synthesized circuit in host memory.
+    pub max_ready: u32,
 }
 
 const KNOWN_CONFIG_FLAGS: u32 = CUZK_CONFIG_ADMISSION_FAIL_FAST | CUZK_CONFIG_TRIM_DISABLED;
@@ -116,6 +123,8 @@ fn engine_config(c: &cuzk_config) -> Result<EngineConfig, Failure> {
         memory_budget: (c.memory_budget_bytes != 0).then_some(c.memory_budget_bytes),
         trim,
         admission,
+        synthesis_threads: c.synthesis_threads as usize,
+        max_ready: c.max_ready as usize,
         hooks: Default::default(),
     })
 }
@@ -169,6 +178,11 @@ pub unsafe extern "C" fn cuzk_engine_free(engine: *mut cuzk_engine) {
 pub const CUZK_PRIORITY_CLASSES: usize = 4;
 /// Devices `cuzk_stats` reports individually.
 pub const CUZK_MAX_DEVICES: usize = 16;
+/// Proof kinds `cuzk_stats.kinds` reports, in `cuzk_job_kind` order: PoRep, SnapDeals,
+/// WindowPoSt, WinningPoSt, other.
+pub const CUZK_JOB_KINDS: usize = 5;
+
+const _: () = assert!(CUZK_JOB_KINDS == crate::engine::JOB_KINDS);
 
 const _: () = assert!(CUZK_PRIORITY_CLASSES == crate::stats::PRIORITY_CLASSES);
 const _: () = assert!(CUZK_MAX_DEVICES == crate::stats::MAX_DEVICES);
@@ -206,6 +220,23 @@ pub struct cuzk_device_stats {
     pub window_ns: u64,
     /// Start phases run on this device.
     pub partitions: u64,
+}
+
+/// One proof kind's counts (`cuzk_stats.kinds`).
+#[allow(non_camel_case_types)]
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct cuzk_kind_stats {
+    /// Jobs admitted.
+    pub jobs_admitted: u64,
+    /// Jobs that produced all their proofs.
+    pub jobs_finished: u64,
+    /// Jobs that failed (cancelled ones not included).
+    pub jobs_failed: u64,
+    /// Partitions admitted.
+    pub partitions_admitted: u64,
+    /// Partitions proved.
+    pub partitions_proved: u64,
 }
 
 /// What a device is (`cuzk_device_backend.backend`). The numbers are stable.
@@ -330,6 +361,23 @@ pub struct cuzk_stats {
     /// Per device, in the order of `devices`: CPU or CUDA and the GPU ordinal; the first
     /// `device_count` entries, the rest zero.
     pub device_backends: [cuzk_device_backend; CUZK_MAX_DEVICES],
+    /// A synthesis thread's time per partition.
+    pub synthesis: cuzk_latency,
+    /// Loading one params file (once per file the engine loads).
+    pub params_load: cuzk_latency,
+    /// Time the synthesis threads spent synthesizing, summed over the threads; divided by
+    /// `synthesis_threads * uptime_ns`, the pool's busy fraction.
+    pub synthesis_busy_ns: u64,
+    /// Threads in the synthesis pool.
+    pub synthesis_threads: u64,
+    /// Synthesis threads synthesizing now.
+    pub synthesis_active: u64,
+    /// Partitions waiting for a synthesis thread now.
+    pub synthesis_queue_depth: u64,
+    /// Synthesized partitions waiting for a device now.
+    pub ready_waiting: u64,
+    /// Per proof kind (see `CUZK_JOB_KINDS`).
+    pub kinds: [cuzk_kind_stats; CUZK_JOB_KINDS],
 }
 
 fn latency(h: HistogramSnapshot) -> cuzk_latency {
@@ -378,6 +426,23 @@ fn device(d: DeviceStatsSnapshot) -> cuzk_device_stats {
     }
 }
 
+fn kind_stats(k: KindStatsSnapshot) -> cuzk_kind_stats {
+    let KindStatsSnapshot {
+        jobs_admitted,
+        jobs_finished,
+        jobs_failed,
+        partitions_admitted,
+        partitions_proved,
+    } = k;
+    cuzk_kind_stats {
+        jobs_admitted,
+        jobs_finished,
+        jobs_failed,
+        partitions_admitted,
+        partitions_proved,
+    }
+}
+
 impl From<StatsSnapshot> for cuzk_stats {
     fn from(s: StatsSnapshot) -> Self {
         // A full destructuring, so a figure added to StatsSnapshot fails to compile here
@@ -419,6 +484,14 @@ impl From<StatsSnapshot> for cuzk_stats {
             finalize_b_g2,
             device_count,
             devices,
+            synthesis,
+            params_load,
+            synthesis_busy_ns,
+            synthesis_threads,
+            synthesis_active,
+            synthesis_queue_depth,
+            ready_waiting,
+            kinds,
         } = s;
         let mut device_backends = [cuzk_device_backend::default(); CUZK_MAX_DEVICES];
         for (b, d) in device_backends
@@ -467,6 +540,14 @@ impl From<StatsSnapshot> for cuzk_stats {
             start_device_to_host: latency(start_device_to_host),
             finalize_b_g2: latency(finalize_b_g2),
             device_backends,
+            synthesis: latency(synthesis),
+            params_load: latency(params_load),
+            synthesis_busy_ns,
+            synthesis_threads,
+            synthesis_active,
+            synthesis_queue_depth,
+            ready_waiting,
+            kinds: kinds.map(kind_stats),
         }
     }
 }

@@ -49,6 +49,17 @@ pub enum cuzk_status {
     Internal = 14,
     /// An output buffer is too small; `*needed` says how many bytes it must have.
     BufferTooSmall = 15,
+    /// A Filecoin input is malformed or of the wrong kind: C1 output JSON that does not
+    /// parse, vanilla proofs that do not decode or are of another proof kind or count, a
+    /// commitment that is not a field element, empty randomness.
+    InvalidInput = 16,
+    /// A params file the proof needs is missing; the message names the path expected.
+    ParamsNotFound = 17,
+    /// The input is for another sector size than its registered proof.
+    SectorSizeMismatch = 18,
+    /// A computed proof failed its own verification, so it was not returned (a device or
+    /// prover fault, or inputs that cannot give a valid proof).
+    VerificationFailed = 19,
 }
 
 impl From<ErrorKind> for cuzk_status {
@@ -68,11 +79,39 @@ impl From<ErrorKind> for cuzk_status {
             ErrorKind::ShuttingDown => cuzk_status::ShuttingDown,
             ErrorKind::Gpu => cuzk_status::Gpu,
             ErrorKind::Internal => cuzk_status::Internal,
+            ErrorKind::InvalidInput => cuzk_status::InvalidInput,
+            ErrorKind::ParamsNotFound => cuzk_status::ParamsNotFound,
+            ErrorKind::SectorSizeMismatch => cuzk_status::SectorSizeMismatch,
+            ErrorKind::VerificationFailed => cuzk_status::VerificationFailed,
         }
     }
 }
 
 impl cuzk_status {
+    /// Every status, for looking one up by number.
+    const ALL: [cuzk_status; 20] = [
+        cuzk_status::Ok,
+        cuzk_status::Panic,
+        cuzk_status::InvalidArgument,
+        cuzk_status::InvalidParams,
+        cuzk_status::InvalidAssignment,
+        cuzk_status::EmptyCircuit,
+        cuzk_status::Synthesis,
+        cuzk_status::InvalidProof,
+        cuzk_status::Io,
+        cuzk_status::Cancelled,
+        cuzk_status::Timeout,
+        cuzk_status::ResourceExhausted,
+        cuzk_status::ShuttingDown,
+        cuzk_status::Gpu,
+        cuzk_status::Internal,
+        cuzk_status::BufferTooSmall,
+        cuzk_status::InvalidInput,
+        cuzk_status::ParamsNotFound,
+        cuzk_status::SectorSizeMismatch,
+        cuzk_status::VerificationFailed,
+    ];
+
     /// The status's C name, NUL-terminated.
     pub(crate) fn name(self) -> &'static [u8] {
         match self {
@@ -92,6 +131,10 @@ impl cuzk_status {
             cuzk_status::Gpu => b"CUZK_STATUS_GPU\0",
             cuzk_status::Internal => b"CUZK_STATUS_INTERNAL\0",
             cuzk_status::BufferTooSmall => b"CUZK_STATUS_BUFFER_TOO_SMALL\0",
+            cuzk_status::InvalidInput => b"CUZK_STATUS_INVALID_INPUT\0",
+            cuzk_status::ParamsNotFound => b"CUZK_STATUS_PARAMS_NOT_FOUND\0",
+            cuzk_status::SectorSizeMismatch => b"CUZK_STATUS_SECTOR_SIZE_MISMATCH\0",
+            cuzk_status::VerificationFailed => b"CUZK_STATUS_VERIFICATION_FAILED\0",
         }
     }
 }
@@ -102,24 +145,9 @@ impl cuzk_status {
 pub extern "C" fn cuzk_status_name(status: u32) -> *const c_char {
     // Takes a plain u32: a host may hand back any number, and an out-of-range value must
     // not be materialized as the Rust enum.
-    let name: &'static [u8] = match status {
-        0 => cuzk_status::Ok.name(),
-        1 => cuzk_status::Panic.name(),
-        2 => cuzk_status::InvalidArgument.name(),
-        3 => cuzk_status::InvalidParams.name(),
-        4 => cuzk_status::InvalidAssignment.name(),
-        5 => cuzk_status::EmptyCircuit.name(),
-        6 => cuzk_status::Synthesis.name(),
-        7 => cuzk_status::InvalidProof.name(),
-        8 => cuzk_status::Io.name(),
-        9 => cuzk_status::Cancelled.name(),
-        10 => cuzk_status::Timeout.name(),
-        11 => cuzk_status::ResourceExhausted.name(),
-        12 => cuzk_status::ShuttingDown.name(),
-        13 => cuzk_status::Gpu.name(),
-        14 => cuzk_status::Internal.name(),
-        15 => cuzk_status::BufferTooSmall.name(),
-        _ => b"CUZK_STATUS_UNKNOWN\0",
-    };
+    let name = cuzk_status::ALL
+        .iter()
+        .find(|s| **s as u32 == status)
+        .map_or(&b"CUZK_STATUS_UNKNOWN\0"[..], |s| s.name());
     name.as_ptr().cast()
 }

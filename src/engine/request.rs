@@ -1,0 +1,178 @@
+//! What a host submits: one [`JobRequest`], whose input is either partitions already
+//! synthesized or circuits for the engine's synthesis stage to synthesize.
+
+use std::sync::Arc;
+
+use bellpepper_core::Circuit;
+use blstrs::Scalar;
+
+use super::queue::Priority;
+use super::{AdmissionPolicy, RandomnessChoice};
+use crate::error::Result;
+use crate::groth16::{synthesize, Assignment, CircuitShape, Srs};
+
+/// What a job proves. It decides the job's default priority class and the label its
+/// figures carry in the stats; a new Filecoin proof kind is one arm here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u32)]
+pub enum JobKind {
+    /// A PoRep C2 (interactive or the circuit proofs of NI-PoRep).
+    PoRep = 0,
+    /// A SnapDeals (empty sector update) proof.
+    SnapDeals = 1,
+    /// A WindowPoSt partition or window.
+    WindowPost = 2,
+    /// A WinningPoSt.
+    WinningPost = 3,
+    /// Any other circuit.
+    Other = 4,
+}
+
+/// Number of [`JobKind`]s, the length of the stats' per-kind arrays.
+pub const JOB_KINDS: usize = 5;
+
+impl JobKind {
+    /// Every kind, in stats order.
+    pub const ALL: [JobKind; JOB_KINDS] = [
+        JobKind::PoRep,
+        JobKind::SnapDeals,
+        JobKind::WindowPost,
+        JobKind::WinningPost,
+        JobKind::Other,
+    ];
+
+    /// The index of this kind in the stats' per-kind arrays.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The label its figures carry (Prometheus `kind`, Go and C docs).
+    pub fn label(self) -> &'static str {
+        match self {
+            JobKind::PoRep => "porep",
+            JobKind::SnapDeals => "snap_deals",
+            JobKind::WindowPost => "window_post",
+            JobKind::WinningPost => "winning_post",
+            JobKind::Other => "other",
+        }
+    }
+
+    /// The class its partitions are queued in unless the request says otherwise.
+    pub fn priority(self) -> Priority {
+        match self {
+            JobKind::WinningPost => Priority::WinningPost,
+            JobKind::WindowPost => Priority::WindowPost,
+            JobKind::PoRep | JobKind::SnapDeals => Priority::PorepSnap,
+            JobKind::Other => Priority::Other,
+        }
+    }
+}
+
+type SynthesizeFn = Box<dyn FnOnce() -> Result<Assignment> + Send>;
+
+/// One partition for the synthesis stage: a circuit that is synthesized on one of the
+/// engine's synthesis threads when its turn comes.
+pub struct PartitionCircuit {
+    run: SynthesizeFn,
+}
+
+impl std::fmt::Debug for PartitionCircuit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PartitionCircuit")
+    }
+}
+
+impl PartitionCircuit {
+    /// Any bellpepper circuit, synthesized with [`synthesize`].
+    pub fn new<C: Circuit<Scalar> + Send + 'static>(circuit: C) -> Self {
+        Self::from_fn(move || synthesize(circuit))
+    }
+
+    /// A partition whose circuit is built and synthesized by `f` on the synthesis thread
+    /// (so that building the circuit, too, happens in the pool, not in the submitter).
+    pub fn from_fn(f: impl FnOnce() -> Result<Assignment> + Send + 'static) -> Self {
+        PartitionCircuit { run: Box::new(f) }
+    }
+
+    pub(crate) fn synthesize(self) -> Result<Assignment> {
+        (self.run)()
+    }
+}
+
+/// A job's partitions.
+#[derive(Debug)]
+pub enum JobInput {
+    /// Partitions the host has synthesized: reserved in the budget at admission and queued
+    /// for the devices at once.
+    Ready(Vec<Assignment>),
+    /// Circuits for the engine's synthesis stage. Each partition reserves its memory (from
+    /// the shape the SRS gives) just before its synthesis starts.
+    Synthesize(Vec<PartitionCircuit>),
+}
+
+impl JobInput {
+    /// Partitions in the job.
+    pub fn len(&self) -> usize {
+        match self {
+            JobInput::Ready(v) => v.len(),
+            JobInput::Synthesize(v) => v.len(),
+        }
+    }
+
+    /// Whether the job has no partition.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Everything [`Engine::submit`](super::Engine::submit) needs for one job.
+#[derive(Debug)]
+pub struct JobRequest {
+    /// The params every partition is proved with.
+    pub srs: Arc<Srs>,
+    /// The partitions.
+    pub input: JobInput,
+    /// The (r, s) of each proof.
+    pub randomness: RandomnessChoice,
+    /// What the job proves (stats label; default priority).
+    pub kind: JobKind,
+    /// The queue class; `None` for the kind's.
+    pub priority: Option<Priority>,
+    /// This job's admission policy; `None` for the engine's.
+    pub admission: Option<AdmissionPolicy>,
+    /// Verify each proof against the verifying key and the partition's own public inputs
+    /// before returning it (on by default, as filecoin-proofs does for seal): a proof that
+    /// fails is never returned, its job fails instead.
+    pub verify: bool,
+}
+
+impl JobRequest {
+    /// A request with OS randomness, the kind's priority, the engine's admission policy and
+    /// verification on.
+    pub fn new(srs: Arc<Srs>, input: JobInput, kind: JobKind) -> Self {
+        JobRequest {
+            srs,
+            input,
+            randomness: RandomnessChoice::Random,
+            kind,
+            priority: None,
+            admission: None,
+            verify: true,
+        }
+    }
+
+    /// The priority class the job's partitions are queued in.
+    pub fn class(&self) -> Priority {
+        self.priority.unwrap_or_else(|| self.kind.priority())
+    }
+}
+
+/// The shape of the partitions an SRS proves, for reserving memory before synthesis: the
+/// domain bounds the constraints (the NTTs extend a, b, c to it anyway).
+pub(crate) fn srs_shape(srs: &Srs) -> CircuitShape {
+    CircuitShape {
+        constraints: srs.domain_size(),
+        inputs: srs.num_inputs(),
+        aux: srs.num_aux(),
+    }
+}

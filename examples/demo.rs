@@ -1,68 +1,134 @@
-//! A demo proof, end to end: params for a sample circuit written to a `.params` file and
-//! loaded back through the memory-mapped reader, a witness synthesized, a proof made on the
-//! CPU backend and verified.
+//! A real Filecoin proof, end to end: a 2KiB sector sealed with filecoin-proofs, its
+//! WinningPoSt (or, with `porep`, its PoRep C2) proved through cuzk's engine from exactly
+//! the inputs filecoin-ffi takes, and the proof checked by filecoin-proofs' own verifier.
 //!
-//! `cargo run --release --example demo [LOG2_CONSTRAINTS]` (default 14).
+//! ```text
+//! cargo run --release --example demo [winning|porep|all]     (default: winning)
+//! ```
+//!
+//! The params the circuits need are made by cuzk's test-only generator (known toxic waste:
+//! never for production) into `target/cuzk-test-params`, the same cache the tests use, so
+//! only the first run pays for them (WinningPoSt: seconds; the 2KiB PoRep: minutes on two
+//! cores). Everything else goes to a temporary folder.
 
-use std::time::Instant;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
-use cuzk::cpu::CpuStart;
-use cuzk::fixtures::{generate_srs, SampleCircuit, ToxicWaste};
-use cuzk::groth16::{prove, synthesize, verify_proof, PointCheck, Randomness, Srs};
+use cuzk::filecoin::{proof_bytes, prove_porep_c2, prove_winning_post, ParamsFor, ProofOptions};
+use cuzk::fixtures::filecoin_params::ensure_test_params;
+use cuzk::fixtures::sector;
+use cuzk::{Engine, EngineConfig};
 
 fn main() -> Result<(), cuzk::Error> {
-    let log: u32 = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(14);
-    // Boolean-heavy like Filecoin's circuits: bits, packed into public numbers.
-    let bits = (1usize << log) * 64 / 66 - 2;
-    let circuit = SampleCircuit::BooleanHeavy { bits, seed: 42 };
+    let what = std::env::args().nth(1).unwrap_or_else(|| "winning".into());
+    let (winning, porep) = match what.as_str() {
+        "winning" => (true, false),
+        "porep" => (false, true),
+        "all" => (true, true),
+        other => {
+            return Err(cuzk::Error::invalid_argument(format!(
+                "unknown demo {other:?}: winning, porep or all"
+            )))
+        }
+    };
+    let params_dir = std::env::var_os("CUZK_TEST_PARAMS").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/cuzk-test-params"),
+        PathBuf::from,
+    );
+    let scratch = std::env::temp_dir().join(format!("cuzk-demo-{}", std::process::id()));
+    // filecoin-proofs reads its settings once, at first use: its verifier must find the
+    // verifying keys made here, and sealing writes its parents cache into the scratch folder.
+    std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &params_dir);
+    std::env::set_var("FIL_PROOFS_PARENT_CACHE", scratch.join("parents"));
+    let result = run(&params_dir, &scratch, winning, porep);
+    let _ = std::fs::remove_dir_all(&scratch);
+    result
+}
 
+fn run(
+    params_dir: &std::path::Path,
+    scratch: &std::path::Path,
+    winning: bool,
+    porep: bool,
+) -> Result<(), cuzk::Error> {
     let t = Instant::now();
-    let srs = generate_srs(circuit.clone(), &ToxicWaste::from_seed(42))?;
-    let path = std::env::temp_dir().join(format!("cuzk-demo-{}.params", std::process::id()));
-    std::fs::write(&path, srs.to_bytes())
-        .map_err(|e| cuzk::Error::invalid_argument(e.to_string()))?;
+    let miner = 1000;
+    let prover_id = cuzk::filecoin::prover_id_from_miner(miner);
+    let sealed = sector::seal_2kib(&scratch.join("sector"), sector::SEAL_2KIB, 1, prover_id, 1)?;
     println!(
-        "params: {} ({} constraints' domain, {:.1} MiB) generated in {:.2?}",
-        path.display(),
-        srs.domain_size(),
-        std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0) as f64 / 1048576.0,
-        t.elapsed()
+        "sealed a 2KiB sector with filecoin-proofs in {:.2?} (miner {miner}, sector 1, comm_r {})",
+        t.elapsed(),
+        sector::to_hex(&sealed.comm_r)
     );
 
-    let t = Instant::now();
-    let srs = Srs::load(&path, PointCheck::Checked)?;
-    println!("loaded and checked every point in {:.2?}", t.elapsed());
-    let _ = std::fs::remove_file(&path);
-
-    let t = Instant::now();
-    let assignment = synthesize(circuit)?;
-    let inputs = assignment.witness.input[1..].to_vec();
-    println!(
-        "synthesized {} constraints, {} inputs, {} aux in {:.2?}",
-        assignment.shape().constraints,
-        assignment.shape().inputs,
-        assignment.shape().aux,
-        t.elapsed()
-    );
-
-    let t = Instant::now();
-    let proof = prove(&CpuStart, &srs, assignment, Randomness::random())?;
-    println!("proved on the CPU backend in {:.2?}", t.elapsed());
-
-    let ok = verify_proof(&srs.vk.prepare(), &proof, &inputs)?;
-    let hex: String = proof
-        .to_bytes()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    println!("proof: {hex}");
-    println!("verified: {ok}");
-    if ok {
+    let engine = Engine::new(EngineConfig::default())?;
+    let devices: Vec<_> = engine.devices().iter().map(|d| d.name.as_str()).collect();
+    println!("engine on {}", devices.join(", "));
+    let options = || ProofOptions {
+        params_dir: Some(params_dir.to_path_buf()),
+        ..ProofOptions::default()
+    };
+    let params = |p: ParamsFor| -> Result<(), cuzk::Error> {
+        let (path, took) = ensure_test_params(p, params_dir)?;
+        if took > Duration::ZERO {
+            println!("made test params {} in {took:.1?}", path.display());
+        }
         Ok(())
-    } else {
-        Err(cuzk::Error::internal("the demo proof did not verify"))
+    };
+
+    if winning {
+        params(ParamsFor::PoSt(sector::WINNING_POST_2KIB))?;
+        let mut randomness = [7u8; 32];
+        randomness[31] &= 0x3f;
+        let inputs = sector::winning_post_inputs(&sealed, randomness)?;
+        let job = prove_winning_post(
+            &engine,
+            inputs.registered_post_proof,
+            &inputs.randomness,
+            inputs.prover_id,
+            &inputs.vanilla_proofs,
+            options(),
+        )?;
+        let proof = proof_bytes(&job.finish(Duration::MAX)?);
+        report(
+            "WinningPoSt",
+            &job,
+            &proof,
+            sector::verify_winning_post(&inputs, &proof)?,
+        );
     }
+    if porep {
+        params(ParamsFor::Seal(sector::SEAL_2KIB))?;
+        let job = prove_porep_c2(
+            &engine,
+            &sealed.c1_output,
+            sealed.sector_id,
+            sealed.prover_id,
+            options(),
+        )?;
+        let proof = proof_bytes(&job.finish(Duration::MAX)?);
+        report(
+            "PoRep C2",
+            &job,
+            &proof,
+            sector::verify_seal(&sealed, &proof)?,
+        );
+    }
+    Ok(())
+}
+
+fn report(kind: &str, job: &cuzk::Job, proof: &[u8], verified: bool) {
+    let t = job.timings();
+    println!(
+        "{kind}: {} bytes in {:.2?} (params load {:.2?}, synthesis {:.2?}, device {:.2?}, \
+         finalize {:.2?}); filecoin-proofs' verifier: {}",
+        proof.len(),
+        t.total,
+        t.params_load,
+        t.synthesis,
+        t.device,
+        t.finalize,
+        if verified { "valid" } else { "INVALID" }
+    );
+    assert!(verified, "{kind} proof rejected by filecoin-proofs");
 }

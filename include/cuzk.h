@@ -44,11 +44,20 @@
 // Devices `cuzk_stats` reports individually.
 #define CUZK_MAX_DEVICES 16
 
+// Proof kinds `cuzk_stats.kinds` reports, in `cuzk_job_kind` order: PoRep, SnapDeals,
+// WindowPoSt, WinningPoSt, other.
+#define CUZK_JOB_KINDS 5
+
 // `cuzk_device_backend.gpu_ordinal` of a device that is not a GPU.
 #define CUZK_NO_GPU_ORDINAL UINT32_MAX
 
-// `cuzk_prove_options.priority`: the engine's default class (`CUZK_PRIORITY_OTHER`), so
-// that zeroed options never jump the queue.
+// `cuzk_prove_window_post_start`'s `partition_index` for the whole window: every partition
+// of the sectors' vanilla proofs, their proofs concatenated (`GenerateWindowPoStWithVanilla`).
+#define CUZK_WHOLE_WINDOW UINT64_MAX
+
+// `cuzk_prove_options.priority`: the job's default class: `CUZK_PRIORITY_OTHER` for
+// `cuzk_prove_start` (so that zeroed options never jump the queue), the proof kind's for the
+// Filecoin kinds (WinningPoSt first, then WindowPoSt, then PoRep and SnapDeals).
 #define CUZK_PRIORITY_DEFAULT 0
 
 // WinningPoSt: runs before every other class.
@@ -72,6 +81,10 @@
 // `cuzk_prove_options.flags`: fail at once with `CUZK_STATUS_RESOURCE_EXHAUSTED` when the
 // memory budget cannot take the job yet (overrides `admission_timeout_ms`).
 #define CUZK_PROVE_FAIL_FAST 2
+
+// `cuzk_prove_options.flags`, Filecoin kinds only: return proofs without verifying them
+// first (by default each is verified, and one that fails is never returned).
+#define CUZK_PROVE_NO_VERIFY 4
 
 // Bytes of one encoded proof (compressed A ‖ B ‖ C, bellperson's layout).
 #define CUZK_PROOF_BYTES 192
@@ -160,6 +173,17 @@ enum cuzk_status
   CUZK_STATUS_INTERNAL = 14,
   // An output buffer is too small; `*needed` says how many bytes it must have.
   CUZK_STATUS_BUFFER_TOO_SMALL = 15,
+  // A Filecoin input is malformed or of the wrong kind: C1 output JSON that does not
+  // parse, vanilla proofs that do not decode or are of another proof kind or count, a
+  // commitment that is not a field element, empty randomness.
+  CUZK_STATUS_INVALID_INPUT = 16,
+  // A params file the proof needs is missing; the message names the path expected.
+  CUZK_STATUS_PARAMS_NOT_FOUND = 17,
+  // The input is for another sector size than its registered proof.
+  CUZK_STATUS_SECTOR_SIZE_MISMATCH = 18,
+  // A computed proof failed its own verification, so it was not returned (a device or
+  // prover fault, or inputs that cannot give a valid proof).
+  CUZK_STATUS_VERIFICATION_FAILED = 19,
 };
 #ifndef __cplusplus
 typedef uint32_t cuzk_status;
@@ -208,6 +232,12 @@ typedef struct cuzk_config {
   uint64_t trim_interval_ms;
   // Bytes freed since the last trim that make a trim worth its cost (0: 1 GiB).
   uint64_t trim_min_freed_bytes;
+  // Threads of the synthesis stage, which synthesizes the Filecoin kinds' circuits
+  // (0: one per core).
+  uint32_t synthesis_threads;
+  // Most synthesized PoRep/SnapDeals partitions waiting for a device (0: one per device
+  // worker). Each holds a whole synthesized circuit in host memory.
+  uint32_t max_ready;
 } cuzk_config;
 
 // A latency distribution's summary (all times in nanoseconds). Quantiles are at most 1/8
@@ -247,6 +277,20 @@ typedef struct cuzk_device_backend {
   // visible, in the driver's order); `CUZK_NO_GPU_ORDINAL` for a CPU device.
   uint32_t gpu_ordinal;
 } cuzk_device_backend;
+
+// One proof kind's counts (`cuzk_stats.kinds`).
+typedef struct cuzk_kind_stats {
+  // Jobs admitted.
+  uint64_t jobs_admitted;
+  // Jobs that produced all their proofs.
+  uint64_t jobs_finished;
+  // Jobs that failed (cancelled ones not included).
+  uint64_t jobs_failed;
+  // Partitions admitted.
+  uint64_t partitions_admitted;
+  // Partitions proved.
+  uint64_t partitions_proved;
+} cuzk_kind_stats;
 
 // Every figure of the engine's statistics: counts, bytes and nanoseconds. The host sets
 // `size` to `sizeof(cuzk_stats)` before calling `cuzk_get_stats`.
@@ -332,7 +376,79 @@ typedef struct cuzk_stats {
   // Per device, in the order of `devices`: CPU or CUDA and the GPU ordinal; the first
   // `device_count` entries, the rest zero.
   struct cuzk_device_backend device_backends[CUZK_MAX_DEVICES];
+  // A synthesis thread's time per partition.
+  struct cuzk_latency synthesis;
+  // Loading one params file (once per file the engine loads).
+  struct cuzk_latency params_load;
+  // Time the synthesis threads spent synthesizing, summed over the threads; divided by
+  // `synthesis_threads * uptime_ns`, the pool's busy fraction.
+  uint64_t synthesis_busy_ns;
+  // Threads in the synthesis pool.
+  uint64_t synthesis_threads;
+  // Synthesis threads synthesizing now.
+  uint64_t synthesis_active;
+  // Partitions waiting for a synthesis thread now.
+  uint64_t synthesis_queue_depth;
+  // Synthesized partitions waiting for a device now.
+  uint64_t ready_waiting;
+  // Per proof kind (see `CUZK_JOB_KINDS`).
+  struct cuzk_kind_stats kinds[CUZK_JOB_KINDS];
 } cuzk_stats;
+
+// How to run a job. Every field's zero means its default, so a zeroed struct (or a NULL
+// pointer) gives a job of the default class, randomizers from the OS RNG and the engine's
+// admission policy. Read only during `cuzk_prove_start`.
+typedef struct cuzk_prove_options {
+  // `sizeof(cuzk_prove_options)` as the host was compiled with (0: all defaults).
+  size_t size;
+  // `CUZK_PRIORITY_*`.
+  uint32_t priority;
+  // `CUZK_PROVE_*` flags, or-ed.
+  uint32_t flags;
+  // The randomizers r, one scalar per partition, or NULL (with `s` NULL) to draw r and s
+  // from the operating system's RNG. Fixed r and s make proofs reproducible; production
+  // proofs must use fresh ones.
+  const uint8_t *r;
+  // The randomizers s, one scalar per partition, or NULL with `r`.
+  const uint8_t *s;
+  // Scalars in `r` and in `s` each: the number of partitions, or 0 when both are NULL.
+  size_t rs_len;
+  // How long to wait for the memory budget, in milliseconds (0: the engine's policy;
+  // `CUZK_WAIT_FOREVER`: no limit). A wait that runs out fails with
+  // `CUZK_STATUS_TIMEOUT`.
+  uint64_t admission_timeout_ms;
+  // Filecoin kinds: the folder holding the params (`v28-<circuit id>.params`), a
+  // NUL-terminated path, or NULL for the Filecoin parameter cache
+  // (`FIL_PROOFS_PARAMETER_CACHE`, by default `/var/tmp/filecoin-proof-parameters`).
+  const char *params_dir;
+} cuzk_prove_options;
+
+// One borrowed byte string (a vanilla proof), read only during the call that takes it.
+typedef struct cuzk_bytes {
+  // The bytes; NULL only when `len` is 0.
+  const uint8_t *data;
+  // How many.
+  size_t len;
+} cuzk_bytes;
+
+// Where one job's time went, in nanoseconds, summed over its partitions (so with several
+// partitions in flight at once a stage can exceed `total_ns`).
+typedef struct cuzk_job_timings {
+  // In: `sizeof(cuzk_job_timings)` as the host knows it. Out: the bytes written.
+  size_t size;
+  // Waiting in the engine's queues (for synthesis and its memory, then for a device).
+  uint64_t queue_wait_ns;
+  // Loading the params, when this job loaded them (0 when they were loaded already).
+  uint64_t params_load_ns;
+  // Synthesis.
+  uint64_t synthesis_ns;
+  // On the device (its mutex held).
+  uint64_t device_ns;
+  // On the finalizers (assembly, verification).
+  uint64_t finalize_ns;
+  // From submission to the job's end (so far, while it runs).
+  uint64_t total_ns;
+} cuzk_job_timings;
 
 // One partition's synthesized circuit, as borrowed host buffers.
 //
@@ -385,30 +501,6 @@ typedef struct cuzk_partition {
   // Bits in `b_aux_density` (equal to `aux_len`).
   size_t b_aux_density_bits;
 } cuzk_partition;
-
-// How to run a job. Every field's zero means its default, so a zeroed struct (or a NULL
-// pointer) gives a job of the default class, randomizers from the OS RNG and the engine's
-// admission policy. Read only during `cuzk_prove_start`.
-typedef struct cuzk_prove_options {
-  // `sizeof(cuzk_prove_options)` as the host was compiled with (0: all defaults).
-  size_t size;
-  // `CUZK_PRIORITY_*`.
-  uint32_t priority;
-  // `CUZK_PROVE_*` flags, or-ed.
-  uint32_t flags;
-  // The randomizers r, one scalar per partition, or NULL (with `s` NULL) to draw r and s
-  // from the operating system's RNG. Fixed r and s make proofs reproducible; production
-  // proofs must use fresh ones.
-  const uint8_t *r;
-  // The randomizers s, one scalar per partition, or NULL with `r`.
-  const uint8_t *s;
-  // Scalars in `r` and in `s` each: the number of partitions, or 0 when both are NULL.
-  size_t rs_len;
-  // How long to wait for the memory budget, in milliseconds (0: the engine's policy;
-  // `CUZK_WAIT_FOREVER`: no limit). A wait that runs out fails with
-  // `CUZK_STATUS_TIMEOUT`.
-  uint64_t admission_timeout_ms;
-} cuzk_prove_options;
 
 // The shape of the circuit the params are for.
 typedef struct cuzk_circuit_shape {
@@ -497,6 +589,62 @@ cuzk_status cuzk_get_stats(const struct cuzk_engine *engine, struct cuzk_stats *
 // `engine` NULL or a live engine handle; `buf` NULL or writable for `len` bytes; `needed`
 // NULL or writable.
 cuzk_status cuzk_stats_prometheus(const struct cuzk_engine *engine, char *buf, size_t len, size_t *needed);
+
+// Starts a PoRep C2: `c1_output` is the C1 output exactly as filecoin-ffi's
+// `SealCommitPhase2` takes it (serde_json of filecoin-proofs-api's
+// `SealCommitPhase1Output`, `c1_len` bytes), `prover_id` 32 bytes (the miner's actor id as
+// an unsigned varint, zero-padded). The job's proofs are the partitions' 192 bytes each,
+// concatenated (for NI-PoRep registered proofs, the raw circuit proofs, not aggregated).
+//
+// Fails with `CUZK_STATUS_INVALID_INPUT` for JSON that does not parse or a C1 of another
+// sector (its replica id does not match `sector_number` and `prover_id`),
+// `CUZK_STATUS_SECTOR_SIZE_MISMATCH` when its vanilla proofs are of another sector size than
+// its registered proof, `CUZK_STATUS_PARAMS_NOT_FOUND` (the message names the path) when the
+// params are missing. Every input is read only during the call.
+//
+// # Safety
+// `engine` NULL or live; `c1_output` readable for `c1_len` bytes; `prover_id` NULL or 32
+// readable bytes; `options` NULL or valid; `job` NULL or writable.
+cuzk_status cuzk_prove_porep_c2_start(const struct cuzk_engine *engine, const uint8_t *c1_output, size_t c1_len, uint64_t sector_number, const uint8_t *prover_id, const struct cuzk_prove_options *options, struct cuzk_job **job);
+
+// Starts a SnapDeals update proof: `registered_update_proof` the update proof's number,
+// `vanilla_proofs` its `n` partition proofs (bincode `PartitionProof`s, as
+// `GenerateUpdateVanillaProofs` gives them), and the 32-byte commitments. The proofs are the
+// partitions' concatenated (`GenerateUpdateProofWithVanilla`).
+//
+// # Safety
+// As `cuzk_prove_porep_c2_start`; `vanilla_proofs` `n` readable entries, each readable for
+// its `len`; the commitments NULL or 32 readable bytes.
+cuzk_status cuzk_prove_snap_start(const struct cuzk_engine *engine, uint64_t registered_update_proof, const struct cuzk_bytes *vanilla_proofs, size_t n, const uint8_t *comm_r_old, const uint8_t *comm_r_new, const uint8_t *comm_d_new, const struct cuzk_prove_options *options, struct cuzk_job **job);
+
+// Starts a WindowPoSt: `vanilla_proofs` the sectors' `n` bincode `FallbackPoStSectorProof`s
+// (`GenerateSingleVanillaProof`), `randomness` the 32-byte challenge randomness. With
+// `partition_index` `CUZK_WHOLE_WINDOW` it proves every partition
+// (`GenerateWindowPoStWithVanilla`); otherwise the one partition whose sectors `vanilla_proofs`
+// are (`GenerateSinglePartitionWindowPoStWithVanilla`), 192 bytes.
+//
+// # Safety
+// As `cuzk_prove_snap_start`; `randomness` readable for `randomness_len` bytes.
+cuzk_status cuzk_prove_window_post_start(const struct cuzk_engine *engine, uint64_t registered_post_proof, const uint8_t *randomness, size_t randomness_len, const uint8_t *prover_id, const struct cuzk_bytes *vanilla_proofs, size_t n, uint64_t partition_index, const struct cuzk_prove_options *options, struct cuzk_job **job);
+
+// Starts a WinningPoSt (`GenerateWinningPoStWithVanilla`): 192 bytes.
+//
+// # Safety
+// As `cuzk_prove_window_post_start`.
+cuzk_status cuzk_prove_winning_post_start(const struct cuzk_engine *engine, uint64_t registered_post_proof, const uint8_t *randomness, size_t randomness_len, const uint8_t *prover_id, const struct cuzk_bytes *vanilla_proofs, size_t n, const struct cuzk_prove_options *options, struct cuzk_job **job);
+
+// The bytes `cuzk_prove_finish` writes for this job (192 per partition), into `*bytes`.
+//
+// # Safety
+// `job` NULL or live; `bytes` NULL or writable.
+cuzk_status cuzk_job_proof_bytes(const struct cuzk_job *job, size_t *bytes);
+
+// The job's timings so far (final once it has ended), into `*timings`; the host sets
+// `timings->size = sizeof(cuzk_job_timings)` first.
+//
+// # Safety
+// `job` NULL or live; `timings` NULL or writable for `timings->size` bytes.
+cuzk_status cuzk_job_timings(const struct cuzk_job *job, struct cuzk_job_timings *timings);
 
 // Starts proving `n` partitions of one circuit under `srs` on `engine`.
 //

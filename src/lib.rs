@@ -10,12 +10,15 @@
 //! - [`cpu`]: the CPU backend (NTT, MSM).
 //! - [`engine`]: the proving engine (ordered partition queue, device workers behind a timed
 //!   device mutex, memory budget, finalizers, deferred trim).
+//! - [`filecoin`]: the Filecoin proof kinds (PoRep C2, SnapDeals, WindowPoSt, WinningPoSt)
+//!   from the inputs filecoin-ffi takes, submitted to the engine as circuits to synthesize.
 //! - [`stats`]: the engine's counters and latency histograms, and their snapshot.
 
 pub mod cpu;
 pub mod engine;
 pub mod error;
 pub mod ffi;
+pub mod filecoin;
 #[cfg(feature = "test-fixtures")]
 pub mod fixtures;
 pub mod gpu;

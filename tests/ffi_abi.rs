@@ -148,6 +148,7 @@ fn options() -> cuzk_prove_options {
         s: null(),
         rs_len: 0,
         admission_timeout_ms: 0,
+        params_dir: null(),
     }
 }
 

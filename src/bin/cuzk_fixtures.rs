@@ -21,7 +21,7 @@
 //! ## `filecoin-inputs`
 //!
 //! ```text
-//! cargo run --features test-fixtures --bin cuzk_fixtures -- filecoin-inputs OUT_DIR
+//! cargo run --features test-fixtures --bin cuzk_fixtures -- filecoin-inputs OUT_DIR [PARAMS_DIR]
 //! ```
 //!
 //! Seals two real 2KiB sectors (miner 1000, sector ids 1 and 2, fixed seeds; see
@@ -52,6 +52,14 @@
 //!   - `snap.txt`: `registered_update_proof`, `registered_update_proof_name`, `sector_id`,
 //!     `comm_r_old`, `comm_r_new`, `comm_d_new`, `vanilla_proofs` (the file count).
 //!
+//! With `PARAMS_DIR`, the test params of the four 2KiB circuits are made there (once: a
+//! later run finds them; see `cuzk::fixtures::filecoin_params`), and for each kind `K` in
+//! `porep`, `winning`, `window` (the whole window), `snap` the fixture adds `K_r.bin`,
+//! `K_s.bin` (one 32-byte canonical scalar per partition) and `K_proof.bin`: the proof
+//! bytes cuzk's engine makes with that r and s on the CPU, each accepted by filecoin-proofs'
+//! own verifier before it is written. A host that proves the same inputs with the same r
+//! and s must get exactly these bytes.
+//!
 //! Sealing needs no Groth16 params but writes the SDR parents cache under
 //! `FIL_PROOFS_PARENT_CACHE` (default `/var/tmp/filecoin-parents`).
 
@@ -76,10 +84,15 @@ fn write(path: &Path, data: &[u8]) -> Result<(), String> {
     fs::write(path, data).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-/// `cuzk_fixtures filecoin-inputs OUT_DIR`: see the crate doc.
-fn filecoin_inputs(out: &Path) -> Result<(), String> {
+/// `cuzk_fixtures filecoin-inputs OUT_DIR [PARAMS_DIR]`: see the crate doc.
+fn filecoin_inputs(out: &Path, params_dir: Option<&Path>) -> Result<(), String> {
     const MINER: u64 = 1000;
     fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    if let Some(dir) = params_dir {
+        // filecoin-proofs reads its settings once, at its first use: its verifiers must
+        // find the test verifying keys.
+        std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", dir);
+    }
     let prover_id = sector::prover_id_from_miner(MINER);
     let t = std::time::Instant::now();
     let mut sectors = Vec::new();
@@ -195,6 +208,10 @@ fn filecoin_inputs(out: &Path) -> Result<(), String> {
     }
     write(&out.join("snap.txt"), txt.as_bytes())?;
 
+    if let Some(dir) = params_dir {
+        expected_proofs(out, dir, s1, &w, &win, &snap)?;
+    }
+
     println!(
         "sealed {} 2KiB sectors in {sealed_in:?}; wrote PoRep C1, {} winning, {} window and {} snap vanilla proofs to {}",
         sectors.len(),
@@ -206,6 +223,111 @@ fn filecoin_inputs(out: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// For each kind: fixed r and s per partition, and the proof bytes cuzk's engine makes
+/// with them on the CPU, each accepted by filecoin-proofs' own verifier before it is written.
+fn expected_proofs(
+    out: &Path,
+    params_dir: &Path,
+    s1: &sector::SealedSector,
+    w: &sector::WinningPostInputs,
+    win: &sector::WindowPostInputs,
+    snap: &sector::SnapInputs,
+) -> Result<(), String> {
+    use cuzk::filecoin::{self, ParamsFor, ProofOptions, SnapCommitments};
+    use cuzk::fixtures::filecoin_params::ensure_test_params;
+    let e = |e: cuzk::Error| e.to_string();
+    let engine = cuzk::Engine::new(cuzk::EngineConfig {
+        devices: cuzk::Device::cpu(1),
+        ..cuzk::EngineConfig::default()
+    })
+    .map_err(e)?;
+    let snap_c = SnapCommitments {
+        comm_r_old: snap.comm_r_old,
+        comm_r_new: snap.comm_r_new,
+        comm_d_new: snap.comm_d_new,
+    };
+    let kinds = [
+        (
+            "porep",
+            ParamsFor::Seal(s1.registered_proof),
+            filecoin::porep_c2_circuits(&s1.c1_output, s1.sector_id, s1.prover_id),
+        ),
+        (
+            "winning",
+            ParamsFor::PoSt(w.registered_post_proof),
+            filecoin::winning_post_circuits(
+                w.registered_post_proof,
+                &w.randomness,
+                w.prover_id,
+                &w.vanilla_proofs,
+            ),
+        ),
+        (
+            "window",
+            ParamsFor::PoSt(win.registered_post_proof),
+            filecoin::window_post_circuits(
+                win.registered_post_proof,
+                &win.randomness,
+                win.prover_id,
+                &win.vanilla_proofs,
+            ),
+        ),
+        (
+            "snap",
+            ParamsFor::Update(snap.registered_update_proof),
+            filecoin::snap_circuits(snap.registered_update_proof, &snap.vanilla_proofs, snap_c),
+        ),
+    ];
+    let mut rng = ChaCha8Rng::seed_from_u64(12);
+    for (name, params, set) in kinds {
+        let t = std::time::Instant::now();
+        let (_, made) = ensure_test_params(params, params_dir).map_err(e)?;
+        let set = set.map_err(e)?;
+        let rs: Vec<Randomness> = (0..set.partitions.len())
+            .map(|_| Randomness {
+                r: blstrs::Scalar::random(&mut rng),
+                s: blstrs::Scalar::random(&mut rng),
+            })
+            .collect();
+        let job = filecoin::submit(
+            &engine,
+            set,
+            ProofOptions {
+                randomness: cuzk::RandomnessChoice::Given(rs.clone()),
+                params_dir: Some(params_dir.to_path_buf()),
+                ..ProofOptions::default()
+            },
+        )
+        .map_err(e)?;
+        let proof = filecoin::proof_bytes(&job.finish(std::time::Duration::MAX).map_err(e)?);
+        let verified = match name {
+            "porep" => sector::verify_seal(s1, &proof),
+            "winning" => sector::verify_winning_post(w, &proof),
+            "window" => sector::verify_window_post(win, &proof),
+            _ => sector::verify_snap(snap, &proof),
+        }
+        .map_err(e)?;
+        if !verified {
+            return Err(format!(
+                "{name}: filecoin-proofs rejects the expected proof"
+            ));
+        }
+        let r: Vec<u8> = rs.iter().flat_map(|x| x.r.to_bytes_le()).collect();
+        let s: Vec<u8> = rs.iter().flat_map(|x| x.s.to_bytes_le()).collect();
+        write(&out.join(format!("{name}_r.bin")), &r)?;
+        write(&out.join(format!("{name}_s.bin")), &s)?;
+        write(&out.join(format!("{name}_proof.bin")), &proof)?;
+        println!(
+            "{name}: params {} ({:.1} s to make), proof of {} partitions verified ({:.1} s in all)",
+            if made.is_zero() { "found" } else { "made" },
+            made.as_secs_f64(),
+            rs.len(),
+            t.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
 fn run() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
     let out = args.next().ok_or(
@@ -214,8 +336,9 @@ fn run() -> Result<(), String> {
     if out == "filecoin-inputs" {
         let out = args
             .next()
-            .ok_or("usage: cuzk_fixtures filecoin-inputs OUT_DIR")?;
-        return filecoin_inputs(Path::new(&out));
+            .ok_or("usage: cuzk_fixtures filecoin-inputs OUT_DIR [PARAMS_DIR]")?;
+        let params = args.next();
+        return filecoin_inputs(Path::new(&out), params.as_deref().map(Path::new));
     }
     let partitions: usize = args
         .next()

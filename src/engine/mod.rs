@@ -35,6 +35,7 @@ mod device;
 mod finalizer;
 mod job;
 mod lock;
+mod params;
 mod queue;
 mod request;
 mod synthesis;
@@ -45,6 +46,7 @@ pub use budget::{default_budget, default_safety_margin, total_memory, MemoryBudg
 pub use device::{Acquired, Device, DeviceGuard, DeviceMutex};
 pub use job::{Job, JobStatus, JobTimings};
 pub use lock::{engine_locks_held, TrackedGuard, TrackedMutex};
+pub use params::{LoadedParams, ParamsRegistry};
 pub use queue::{PartitionQueue, Priority, QueueKey};
 pub use request::{JobInput, JobKind, JobRequest, PartitionCircuit, JOB_KINDS};
 pub use trimmer::{malloc_trim, FreedCounter, TrimFn, TrimPolicy, Trimmer};
@@ -226,6 +228,7 @@ impl Shared {
 /// partitions already on a device or a finalizer complete, and joins every thread.
 pub struct Engine {
     shared: Arc<Shared>,
+    params: ParamsRegistry,
     config: EngineConfig,
     workers: Vec<JoinHandle<()>>,
     synthesizers: Vec<JoinHandle<()>>,
@@ -286,6 +289,7 @@ impl Engine {
         // never wait for a finalizer to make room.
         let (tx, rx) = crossbeam_channel::unbounded();
         let mut engine = Engine {
+            params: ParamsRegistry::new(shared.stats.clone()),
             shared: shared.clone(),
             workers: Vec::new(),
             synthesizers: Vec::new(),
@@ -422,6 +426,7 @@ impl Engine {
             priority,
             admission,
             verify,
+            params_load,
         } = request;
         let priority = priority.unwrap_or_else(|| kind.priority());
         let n = input.len();
@@ -454,7 +459,7 @@ impl Engine {
                 srs,
                 rs,
                 verify,
-                Duration::ZERO,
+                params_load,
             ))
         };
         let partitions = match input {
@@ -568,6 +573,11 @@ impl Engine {
         let shared = self.shared.clone();
         drop(self);
         shared.snapshot()
+    }
+
+    /// The params files this engine has loaded, shared by all its jobs.
+    pub fn params(&self) -> &ParamsRegistry {
+        &self.params
     }
 
     /// The memory budget.

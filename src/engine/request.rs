@@ -2,6 +2,7 @@
 //! synthesized or circuits for the engine's synthesis stage to synthesize.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use bellpepper_core::Circuit;
 use blstrs::Scalar;
@@ -68,12 +69,52 @@ impl JobKind {
     }
 }
 
-type SynthesizeFn = Box<dyn FnOnce() -> Result<Assignment> + Send>;
+/// A partition's circuit, built on the synthesis thread and synthesized there.
+trait BuildCircuit: Send {
+    fn synthesize(self: Box<Self>) -> Result<Assignment>;
+    #[cfg(feature = "test-fixtures")]
+    fn bellperson_proof(
+        self: Box<Self>,
+        params: &bellperson::groth16::Parameters<blstrs::Bls12>,
+        r: Scalar,
+        s: Scalar,
+    ) -> Result<[u8; crate::groth16::PROOF_BYTES]>;
+}
 
-/// One partition for the synthesis stage: a circuit that is synthesized on one of the
-/// engine's synthesis threads when its turn comes.
+struct Builder<F>(F);
+
+impl<C, F> BuildCircuit for Builder<F>
+where
+    C: Circuit<Scalar> + Send + 'static,
+    F: FnOnce() -> Result<C> + Send,
+{
+    fn synthesize(self: Box<Self>) -> Result<Assignment> {
+        synthesize((self.0)()?)
+    }
+
+    #[cfg(feature = "test-fixtures")]
+    fn bellperson_proof(
+        self: Box<Self>,
+        params: &bellperson::groth16::Parameters<blstrs::Bls12>,
+        r: Scalar,
+        s: Scalar,
+    ) -> Result<[u8; crate::groth16::PROOF_BYTES]> {
+        let proof =
+            bellperson::groth16::create_proof::<blstrs::Bls12, _, _>((self.0)()?, params, r, s)
+                .map_err(|e| crate::error::Error::internal(format!("bellperson: {e}")))?;
+        let mut out = [0u8; crate::groth16::PROOF_BYTES];
+        proof
+            .write(&mut out[..])
+            .map_err(|e| crate::error::Error::internal(format!("bellperson proof: {e}")))?;
+        Ok(out)
+    }
+}
+
+/// One partition for the synthesis stage: a circuit that is built and synthesized on one of
+/// the engine's synthesis threads when its turn comes (so that building the circuit, too,
+/// happens in the pool, not in the submitter).
 pub struct PartitionCircuit {
-    run: SynthesizeFn,
+    build: Box<dyn BuildCircuit>,
 }
 
 impl std::fmt::Debug for PartitionCircuit {
@@ -85,17 +126,33 @@ impl std::fmt::Debug for PartitionCircuit {
 impl PartitionCircuit {
     /// Any bellpepper circuit, synthesized with [`synthesize`].
     pub fn new<C: Circuit<Scalar> + Send + 'static>(circuit: C) -> Self {
-        Self::from_fn(move || synthesize(circuit))
+        Self::build(move || Ok(circuit))
     }
 
-    /// A partition whose circuit is built and synthesized by `f` on the synthesis thread
-    /// (so that building the circuit, too, happens in the pool, not in the submitter).
-    pub fn from_fn(f: impl FnOnce() -> Result<Assignment> + Send + 'static) -> Self {
-        PartitionCircuit { run: Box::new(f) }
+    /// The circuit `f` builds, on the synthesis thread.
+    pub fn build<C: Circuit<Scalar> + Send + 'static>(
+        f: impl FnOnce() -> Result<C> + Send + 'static,
+    ) -> Self {
+        PartitionCircuit {
+            build: Box::new(Builder(f)),
+        }
     }
 
-    pub(crate) fn synthesize(self) -> Result<Assignment> {
-        (self.run)()
+    /// Builds and synthesizes the circuit here.
+    pub fn synthesize(self) -> Result<Assignment> {
+        self.build.synthesize()
+    }
+
+    /// Builds the circuit and proves it with bellperson's `create_proof` (the oracle tests'
+    /// reference for the same r and s).
+    #[cfg(feature = "test-fixtures")]
+    pub fn bellperson_proof(
+        self,
+        params: &bellperson::groth16::Parameters<blstrs::Bls12>,
+        r: Scalar,
+        s: Scalar,
+    ) -> Result<[u8; crate::groth16::PROOF_BYTES]> {
+        self.build.bellperson_proof(params, r, s)
     }
 }
 
@@ -144,6 +201,8 @@ pub struct JobRequest {
     /// before returning it (on by default, as filecoin-proofs does for seal): a proof that
     /// fails is never returned, its job fails instead.
     pub verify: bool,
+    /// Time spent loading the params for this job, reported in its timings.
+    pub params_load: Duration,
 }
 
 impl JobRequest {
@@ -158,6 +217,7 @@ impl JobRequest {
             priority: None,
             admission: None,
             verify: true,
+            params_load: Duration::ZERO,
         }
     }
 

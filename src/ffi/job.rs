@@ -7,7 +7,9 @@ use super::boundary::{boundary, Failure, FfiResult};
 use super::engine::{cuzk_engine, millis};
 use super::srs::cuzk_srs;
 use super::status::cuzk_status;
-use crate::engine::{AdmissionPolicy, Job, JobStatus, Priority, RandomnessChoice};
+use crate::engine::{
+    AdmissionPolicy, Job, JobInput, JobKind, JobRequest, JobStatus, Priority, RandomnessChoice,
+};
 use crate::groth16::scalars::{scalar_from_bytes, scalars_from_bytes, SCALAR_BYTES};
 use crate::groth16::PROOF_BYTES;
 use crate::groth16::{Assignment, Density, Evaluations, Randomness, ScalarEncoding, Witness};
@@ -18,7 +20,14 @@ use crate::groth16::{Assignment, Density, Evaluations, Randomness, ScalarEncodin
 /// threads at once. A job does not need its engine or params handles to stay alive.
 #[allow(non_camel_case_types)]
 pub struct cuzk_job {
-    job: Job,
+    pub(crate) job: Job,
+}
+
+impl cuzk_job {
+    /// A new handle the host owns.
+    pub(crate) fn new(job: Job) -> *mut cuzk_job {
+        Box::into_raw(Box::new(cuzk_job { job }))
+    }
 }
 
 /// One partition's synthesized circuit, as borrowed host buffers.
@@ -76,8 +85,9 @@ pub struct cuzk_partition {
     pub b_aux_density_bits: usize,
 }
 
-/// `cuzk_prove_options.priority`: the engine's default class (`CUZK_PRIORITY_OTHER`), so
-/// that zeroed options never jump the queue.
+/// `cuzk_prove_options.priority`: the job's default class: `CUZK_PRIORITY_OTHER` for
+/// `cuzk_prove_start` (so that zeroed options never jump the queue), the proof kind's for the
+/// Filecoin kinds (WinningPoSt first, then WindowPoSt, then PoRep and SnapDeals).
 pub const CUZK_PRIORITY_DEFAULT: u32 = 0;
 /// WinningPoSt: runs before every other class.
 pub const CUZK_PRIORITY_WINNING_POST: u32 = 1;
@@ -96,8 +106,11 @@ pub const CUZK_PROVE_MONTGOMERY: u32 = 1;
 /// `cuzk_prove_options.flags`: fail at once with `CUZK_STATUS_RESOURCE_EXHAUSTED` when the
 /// memory budget cannot take the job yet (overrides `admission_timeout_ms`).
 pub const CUZK_PROVE_FAIL_FAST: u32 = 2;
+/// `cuzk_prove_options.flags`, Filecoin kinds only: return proofs without verifying them
+/// first (by default each is verified, and one that fails is never returned).
+pub const CUZK_PROVE_NO_VERIFY: u32 = 4;
 
-const KNOWN_PROVE_FLAGS: u32 = CUZK_PROVE_MONTGOMERY | CUZK_PROVE_FAIL_FAST;
+const KNOWN_PROVE_FLAGS: u32 = CUZK_PROVE_MONTGOMERY | CUZK_PROVE_FAIL_FAST | CUZK_PROVE_NO_VERIFY;
 
 /// How to run a job. Every field's zero means its default, so a zeroed struct (or a NULL
 /// pointer) gives a job of the default class, randomizers from the OS RNG and the engine's
@@ -124,11 +137,79 @@ pub struct cuzk_prove_options {
     /// `CUZK_WAIT_FOREVER`: no limit). A wait that runs out fails with
     /// `CUZK_STATUS_TIMEOUT`.
     pub admission_timeout_ms: u64,
+    // Added later; fields only ever go at the end.
+    /// Filecoin kinds: the folder holding the params (`v28-<circuit id>.params`), a
+    /// NUL-terminated path, or NULL for the Filecoin parameter cache
+    /// (`FIL_PROOFS_PARAMETER_CACHE`, by default `/var/tmp/filecoin-proof-parameters`).
+    pub params_dir: *const std::ffi::c_char,
 }
 
-fn priority(p: u32) -> FfiResult<Priority> {
-    Ok(match p {
-        CUZK_PRIORITY_DEFAULT | CUZK_PRIORITY_OTHER => Priority::Other,
+/// What `cuzk_prove_options` says, decoded once for every kind of job.
+pub(crate) struct JobOptions {
+    /// `None`: the job's default class.
+    pub(crate) priority: Option<Priority>,
+    pub(crate) encoding: ScalarEncoding,
+    pub(crate) admission: Option<AdmissionPolicy>,
+    pub(crate) verify: bool,
+    pub(crate) params_dir: Option<std::path::PathBuf>,
+    options: cuzk_prove_options,
+}
+
+impl JobOptions {
+    /// Decodes `options` (NULL: defaults).
+    ///
+    /// # Safety
+    /// `options` NULL or valid for `options->size` bytes; its `params_dir` NULL or a
+    /// NUL-terminated string.
+    pub(crate) unsafe fn read(options: *const cuzk_prove_options) -> FfiResult<JobOptions> {
+        let o = read_sized(options, "options")?;
+        if o.flags & !KNOWN_PROVE_FLAGS != 0 {
+            return Err(Failure::arg(
+                "options",
+                format!("has unknown flags {:#x}", o.flags & !KNOWN_PROVE_FLAGS),
+            ));
+        }
+        let params_dir = if o.params_dir.is_null() {
+            None
+        } else {
+            let s = std::ffi::CStr::from_ptr(o.params_dir)
+                .to_str()
+                .map_err(|_| Failure::arg("options.params_dir", "is not UTF-8"))?;
+            Some(std::path::PathBuf::from(s))
+        };
+        Ok(JobOptions {
+            priority: priority(o.priority)?,
+            encoding: if o.flags & CUZK_PROVE_MONTGOMERY != 0 {
+                ScalarEncoding::Montgomery
+            } else {
+                ScalarEncoding::CanonicalLe
+            },
+            admission: if o.flags & CUZK_PROVE_FAIL_FAST != 0 {
+                Some(AdmissionPolicy::FailFast)
+            } else if o.admission_timeout_ms != 0 {
+                Some(AdmissionPolicy::Wait(millis(o.admission_timeout_ms)))
+            } else {
+                None
+            },
+            verify: o.flags & CUZK_PROVE_NO_VERIFY == 0,
+            params_dir,
+            options: o,
+        })
+    }
+
+    /// The (r, s) of `n` partitions.
+    ///
+    /// # Safety
+    /// `r` and `s` NULL or readable for `rs_len` scalars.
+    pub(crate) unsafe fn randomness(&self, n: usize) -> FfiResult<RandomnessChoice> {
+        randomness(&self.options, n, self.encoding)
+    }
+}
+
+fn priority(p: u32) -> FfiResult<Option<Priority>> {
+    Ok(Some(match p {
+        CUZK_PRIORITY_DEFAULT => return Ok(None),
+        CUZK_PRIORITY_OTHER => Priority::Other,
         CUZK_PRIORITY_WINNING_POST => Priority::WinningPost,
         CUZK_PRIORITY_WINDOW_POST => Priority::WindowPost,
         CUZK_PRIORITY_POREP_SNAP => Priority::PorepSnap,
@@ -138,7 +219,7 @@ fn priority(p: u32) -> FfiResult<Priority> {
                 format!("has an unknown priority {other}"),
             ))
         }
-    })
+    }))
 }
 
 /// A bitmap from host words; the name says which partition and which bitmap.
@@ -278,40 +359,31 @@ pub unsafe extern "C" fn cuzk_prove_start(
             ));
         }
         let parts = slice(partitions, n, "partitions")?;
-        let o = read_sized(options, "options")?;
-        if o.flags & !KNOWN_PROVE_FLAGS != 0 {
+        let o = JobOptions::read(options)?;
+        if o.params_dir.is_some() {
             return Err(Failure::arg(
-                "options",
-                format!("has unknown flags {:#x}", o.flags & !KNOWN_PROVE_FLAGS),
+                "options.params_dir",
+                "is for the Filecoin kinds: cuzk_prove_start takes its params as a handle",
             ));
         }
-        let enc = if o.flags & CUZK_PROVE_MONTGOMERY != 0 {
-            ScalarEncoding::Montgomery
-        } else {
-            ScalarEncoding::CanonicalLe
-        };
-        let prio = priority(o.priority)?;
-        let rs = randomness(&o, n, enc)?;
+        let rs = o.randomness(n)?;
         let assignments = parts
             .iter()
             .enumerate()
-            .map(|(i, p)| assignment(p, i, enc))
+            .map(|(i, p)| assignment(p, i, o.encoding))
             .collect::<FfiResult<Vec<_>>>()?;
-        let admission = if o.flags & CUZK_PROVE_FAIL_FAST != 0 {
-            Some(AdmissionPolicy::FailFast)
-        } else if o.admission_timeout_ms != 0 {
-            Some(AdmissionPolicy::Wait(millis(o.admission_timeout_ms)))
-        } else {
-            None
-        };
-        let srs = Arc::clone(&s.srs);
-        let j = match admission {
-            Some(a) => e
-                .engine
-                .prove_start_with_admission(srs, assignments, rs, prio, a)?,
-            None => e.engine.prove_start(srs, assignments, rs, prio)?,
-        };
-        slot.write(Box::into_raw(Box::new(cuzk_job { job: j })));
+        let j = e.engine.submit(JobRequest {
+            randomness: rs,
+            priority: Some(o.priority.unwrap_or(Priority::Other)),
+            admission: o.admission,
+            verify: false,
+            ..JobRequest::new(
+                Arc::clone(&s.srs),
+                JobInput::Ready(assignments),
+                JobKind::Other,
+            )
+        })?;
+        slot.write(cuzk_job::new(j));
         Ok(())
     })
 }

@@ -22,6 +22,7 @@
 mod args;
 mod boundary;
 mod engine;
+mod filecoin;
 mod job;
 mod srs;
 mod status;
@@ -29,15 +30,21 @@ mod status;
 pub use boundary::{boundary_for_tests, cuzk_last_error};
 pub use engine::{
     cuzk_backend, cuzk_config, cuzk_device_backend, cuzk_device_stats, cuzk_engine,
-    cuzk_engine_free, cuzk_engine_new, cuzk_get_stats, cuzk_latency, cuzk_stats,
+    cuzk_engine_free, cuzk_engine_new, cuzk_get_stats, cuzk_kind_stats, cuzk_latency, cuzk_stats,
     cuzk_stats_prometheus, CUZK_CONFIG_ADMISSION_FAIL_FAST, CUZK_CONFIG_TRIM_DISABLED,
-    CUZK_MAX_DEVICES, CUZK_NO_GPU_ORDINAL, CUZK_PRIORITY_CLASSES, CUZK_WAIT_FOREVER,
+    CUZK_JOB_KINDS, CUZK_MAX_DEVICES, CUZK_NO_GPU_ORDINAL, CUZK_PRIORITY_CLASSES,
+    CUZK_WAIT_FOREVER,
+};
+pub use filecoin::{
+    cuzk_bytes, cuzk_job_proof_bytes, cuzk_job_timings, cuzk_prove_porep_c2_start,
+    cuzk_prove_snap_start, cuzk_prove_window_post_start, cuzk_prove_winning_post_start,
+    CUZK_WHOLE_WINDOW,
 };
 pub use job::{
     cuzk_job, cuzk_job_cancel, cuzk_job_free, cuzk_job_partitions, cuzk_job_poll, cuzk_job_state,
     cuzk_partition, cuzk_prove_finish, cuzk_prove_options, cuzk_prove_start, CUZK_PRIORITY_DEFAULT,
     CUZK_PRIORITY_OTHER, CUZK_PRIORITY_POREP_SNAP, CUZK_PRIORITY_WINDOW_POST,
-    CUZK_PRIORITY_WINNING_POST, CUZK_PROVE_FAIL_FAST, CUZK_PROVE_MONTGOMERY,
+    CUZK_PRIORITY_WINNING_POST, CUZK_PROVE_FAIL_FAST, CUZK_PROVE_MONTGOMERY, CUZK_PROVE_NO_VERIFY,
 };
 pub use srs::{
     cuzk_circuit_shape, cuzk_srs, cuzk_srs_free, cuzk_srs_from_bytes, cuzk_srs_load,

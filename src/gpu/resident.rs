@@ -19,6 +19,7 @@ use crate::groth16::srs::Srs;
 /// The host identity of an SRS's point sections.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct SrsKey {
+    id: crate::groth16::SrsId,
     /// H, L, A, B_g1, B_g2.
     addresses: [usize; 5],
     lengths: [usize; 5],
@@ -42,6 +43,7 @@ impl SrsKey {
         g2_samples.extend(b_g2.last().copied());
         let [h, l, a, b] = sections.map(|s| (s.as_ptr() as usize, s.len()));
         SrsKey {
+            id: srs.id(),
             addresses: [h.0, l.0, a.0, b.0, b_g2.as_ptr() as usize],
             lengths: [h.1, l.1, a.1, b.1, b_g2.len()],
             samples,

@@ -21,7 +21,7 @@ pub use prover::{
     StartPhase, StartTimings,
 };
 pub use scalars::ScalarEncoding;
-pub use srs::Srs;
+pub use srs::{Srs, SrsId};
 pub use synthesize::{synthesize, synthesize_batch};
 pub use verify::verify_proof;
 pub use verifying_key::{PreparedVerifyingKey, VerifyingKey};

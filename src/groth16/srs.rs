@@ -7,6 +7,7 @@
 
 use std::fs::File;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use blstrs::{G1Affine, G2Affine};
 
@@ -14,9 +15,28 @@ use super::encoding::{write_section, ParamsReader, PointCheck};
 use super::verifying_key::VerifyingKey;
 use crate::error::{Error, ErrorKind, Result};
 
+/// A stable identity for one SRS in memory, unique for the process's life: what the GPU's
+/// resident copies and the engine's params registry key on (an address can be reused after
+/// an SRS is freed; an id never is).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SrsId(u64);
+
+impl SrsId {
+    fn next() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        SrsId(NEXT.fetch_add(1, Relaxed))
+    }
+
+    /// The id as a number (never 0).
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
 /// A Groth16 proving key: the verifying key and the five query sections.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Srs {
+    id: SrsId,
     /// The verifying key.
     pub vk: VerifyingKey,
     /// `h`: one point per coefficient of the quotient polynomial (domain size − 1).
@@ -31,7 +51,61 @@ pub struct Srs {
     pub b_g2: Vec<G2Affine>,
 }
 
+impl Clone for Srs {
+    /// A copy is a new SRS with its own id: its sections may then be changed independently.
+    fn clone(&self) -> Self {
+        Srs {
+            id: SrsId::next(),
+            vk: self.vk.clone(),
+            h: self.h.clone(),
+            l: self.l.clone(),
+            a: self.a.clone(),
+            b_g1: self.b_g1.clone(),
+            b_g2: self.b_g2.clone(),
+        }
+    }
+}
+
+impl PartialEq for Srs {
+    /// Equal contents (the ids are not compared).
+    fn eq(&self, o: &Self) -> bool {
+        self.vk == o.vk
+            && self.h == o.h
+            && self.l == o.l
+            && self.a == o.a
+            && self.b_g1 == o.b_g1
+            && self.b_g2 == o.b_g2
+    }
+}
+
+impl Eq for Srs {}
+
 impl Srs {
+    /// An SRS from its parts.
+    pub fn from_parts(
+        vk: VerifyingKey,
+        h: Vec<G1Affine>,
+        l: Vec<G1Affine>,
+        a: Vec<G1Affine>,
+        b_g1: Vec<G1Affine>,
+        b_g2: Vec<G2Affine>,
+    ) -> Self {
+        Srs {
+            id: SrsId::next(),
+            vk,
+            h,
+            l,
+            a,
+            b_g1,
+            b_g2,
+        }
+    }
+
+    /// This SRS's identity in the process.
+    pub fn id(&self) -> SrsId {
+        self.id
+    }
+
     /// Reads a `.params` file through a memory map.
     pub fn load(path: impl AsRef<Path>, check: PointCheck) -> Result<Self> {
         let path = path.as_ref();
@@ -59,14 +133,14 @@ impl Srs {
     /// Decodes params from bytes in memory.
     pub fn from_bytes(bytes: &[u8], check: PointCheck) -> Result<Self> {
         let mut r = ParamsReader::new(bytes, check);
-        let srs = Srs {
-            vk: VerifyingKey::read(&mut r)?,
-            h: r.section("h")?,
-            l: r.section("l")?,
-            a: r.section("a")?,
-            b_g1: r.section("b_g1")?,
-            b_g2: r.section("b_g2")?,
-        };
+        let srs = Srs::from_parts(
+            VerifyingKey::read(&mut r)?,
+            r.section("h")?,
+            r.section("l")?,
+            r.section("a")?,
+            r.section("b_g1")?,
+            r.section("b_g2")?,
+        );
         r.finish()?;
         if srs.b_g1.len() != srs.b_g2.len() {
             return Err(Error::invalid_params(format!(

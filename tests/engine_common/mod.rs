@@ -112,6 +112,8 @@ pub fn config(devices: Vec<Device>, workers_per_device: usize) -> EngineConfig {
         finalizers: 2,
         trim: TrimPolicy::Disabled,
         admission: AdmissionPolicy::Wait(PATIENCE),
+        synthesis_threads: 2,
+        max_ready: 0,
         hooks: Hooks::default(),
     }
 }

@@ -1,0 +1,322 @@
+//! WinningPoSt and WindowPoSt from vanilla proofs: one bincode `FallbackPoStSectorProof` per
+//! sector (what `GenerateSingleVanillaProof` gives a host), the randomness and the prover id,
+//! as filecoin-proofs' `generate_winning_post_with_vanilla`,
+//! `generate_window_post_with_vanilla` and `generate_single_window_post_with_vanilla` build
+//! their circuits.
+
+use std::sync::Arc;
+
+use filecoin_hashers::Hasher;
+use filecoin_proofs::parameters::{window_post_setup_params, winning_post_setup_params};
+use filecoin_proofs::types::{MerkleTreeTrait, PoStConfig};
+use filecoin_proofs::{
+    as_safe_commitment, partition_vanilla_proofs, single_partition_vanilla_proofs, with_shape,
+    FallbackPoStSectorProof, PoStType,
+};
+use filecoin_proofs_api::RegisteredPoStProof;
+use storage_proofs_core::compound_proof::{self, CompoundProof};
+use storage_proofs_post::fallback::{
+    self, FallbackPoSt, FallbackPoStCompound, PublicSector, SetupParams,
+};
+
+use super::{bytes32, fil_error, submit, CircuitSet, ParamsFor, ProofOptions};
+use crate::engine::{Engine, Job, JobKind, PartitionCircuit};
+use crate::error::{Error, ErrorKind, Result};
+
+/// Proves a WinningPoSt (filecoin-ffi's `GenerateWinningPoStWithVanilla`): one partition.
+pub fn prove_winning_post(
+    engine: &Engine,
+    proof: RegisteredPoStProof,
+    randomness: &[u8],
+    prover_id: [u8; 32],
+    vanilla_proofs: &[Vec<u8>],
+    options: ProofOptions,
+) -> Result<Job> {
+    let set = winning_post_circuits(proof, randomness, prover_id, vanilla_proofs)?;
+    submit(engine, set, options)
+}
+
+/// Proves a whole WindowPoSt (`GenerateWindowPoStWithVanilla`): every partition of the
+/// sectors' vanilla proofs, the proofs concatenated in partition order.
+pub fn prove_window_post(
+    engine: &Engine,
+    proof: RegisteredPoStProof,
+    randomness: &[u8],
+    prover_id: [u8; 32],
+    vanilla_proofs: &[Vec<u8>],
+    options: ProofOptions,
+) -> Result<Job> {
+    let set = window_post_circuits(proof, randomness, prover_id, vanilla_proofs)?;
+    submit(engine, set, options)
+}
+
+/// Proves one WindowPoSt partition (`GenerateSinglePartitionWindowPoStWithVanilla`):
+/// `vanilla_proofs` are that partition's sectors'.
+pub fn prove_window_post_partition(
+    engine: &Engine,
+    proof: RegisteredPoStProof,
+    randomness: &[u8],
+    prover_id: [u8; 32],
+    vanilla_proofs: &[Vec<u8>],
+    partition_index: usize,
+    options: ProofOptions,
+) -> Result<Job> {
+    let set = window_post_partition_circuits(
+        proof,
+        randomness,
+        prover_id,
+        vanilla_proofs,
+        partition_index,
+    )?;
+    submit(engine, set, options)
+}
+
+/// Which of the three calls a request is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Form {
+    Winning,
+    Window,
+    WindowPartition(usize),
+}
+
+/// The circuit of a WinningPoSt.
+pub fn winning_post_circuits(
+    proof: RegisteredPoStProof,
+    randomness: &[u8],
+    prover_id: [u8; 32],
+    vanilla_proofs: &[Vec<u8>],
+) -> Result<CircuitSet> {
+    circuits(proof, randomness, prover_id, vanilla_proofs, Form::Winning)
+}
+
+/// The circuits of a whole WindowPoSt, one per partition.
+pub fn window_post_circuits(
+    proof: RegisteredPoStProof,
+    randomness: &[u8],
+    prover_id: [u8; 32],
+    vanilla_proofs: &[Vec<u8>],
+) -> Result<CircuitSet> {
+    circuits(proof, randomness, prover_id, vanilla_proofs, Form::Window)
+}
+
+/// The circuit of one WindowPoSt partition.
+pub fn window_post_partition_circuits(
+    proof: RegisteredPoStProof,
+    randomness: &[u8],
+    prover_id: [u8; 32],
+    vanilla_proofs: &[Vec<u8>],
+    partition_index: usize,
+) -> Result<CircuitSet> {
+    circuits(
+        proof,
+        randomness,
+        prover_id,
+        vanilla_proofs,
+        Form::WindowPartition(partition_index),
+    )
+}
+
+fn circuits(
+    proof: RegisteredPoStProof,
+    randomness: &[u8],
+    prover_id: [u8; 32],
+    vanilla_proofs: &[Vec<u8>],
+    form: Form,
+) -> Result<CircuitSet> {
+    let (want, kind) = match form {
+        Form::Winning => (PoStType::Winning, JobKind::WinningPost),
+        _ => (PoStType::Window, JobKind::WindowPost),
+    };
+    if proof.typ() != want {
+        return Err(Error::invalid_input(format!(
+            "{proof:?} is not a {want:?} PoSt proof"
+        )));
+    }
+    let randomness = bytes32("randomness", randomness)?;
+    if vanilla_proofs.is_empty() {
+        return Err(Error::invalid_input("no vanilla proofs"));
+    }
+    let partitions = with_shape!(
+        u64::from(proof.sector_size()),
+        partitions_of,
+        proof.as_v1_config(),
+        randomness,
+        prover_id,
+        vanilla_proofs,
+        form,
+    )?;
+    Ok(CircuitSet {
+        kind,
+        params: ParamsFor::PoSt(proof),
+        partitions,
+    })
+}
+
+type Domain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
+
+struct Context<Tree: 'static + MerkleTreeTrait> {
+    public_inputs: fallback::PublicInputs<Domain<Tree>>,
+    public_params: compound_proof::PublicParams<'static, FallbackPoSt<'static, Tree>>,
+}
+
+fn partitions_of<Tree: 'static + MerkleTreeTrait>(
+    config: PoStConfig,
+    randomness: [u8; 32],
+    prover_id: [u8; 32],
+    vanilla_bytes: &[Vec<u8>],
+    form: Form,
+) -> Result<Vec<PartitionCircuit>> {
+    let vanilla: Vec<FallbackPoStSectorProof<Tree>> = vanilla_bytes
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            bincode::deserialize(b).map_err(|e| {
+                fil_error(
+                    ErrorKind::InvalidInput,
+                    &format!(
+                        "vanilla proof {i} is not a FallbackPoStSectorProof of this sector size"
+                    ),
+                    e,
+                )
+            })
+        })
+        .collect::<Result<_>>()?;
+    let bad = |e| fil_error(ErrorKind::InvalidInput, "PoSt inputs", e);
+    let randomness_safe: Domain<Tree> =
+        as_safe_commitment(&randomness, "randomness").map_err(bad)?;
+    let prover_id_safe: Domain<Tree> = as_safe_commitment(&prover_id, "prover_id").map_err(bad)?;
+
+    let (vanilla_params, partitions): (SetupParams, Option<usize>) = match form {
+        Form::Winning => {
+            if vanilla.len() != config.sector_count {
+                return Err(Error::invalid_input(format!(
+                    "{} vanilla proofs where a WinningPoSt takes {}",
+                    vanilla.len(),
+                    config.sector_count
+                )));
+            }
+            let p = winning_post_setup_params(&config)
+                .map_err(|e| fil_error(ErrorKind::InvalidInput, "WinningPoSt setup", e))?;
+            (p, None)
+        }
+        Form::Window | Form::WindowPartition(_) => (
+            window_post_setup_params(&config),
+            window_partitions(vanilla.len(), config.sector_count),
+        ),
+    };
+    let public_params = FallbackPoStCompound::<Tree>::setup(&compound_proof::SetupParams {
+        vanilla_params,
+        partitions,
+        priority: config.priority,
+    })
+    .map_err(|e| fil_error(ErrorKind::Internal, "PoSt public params", e))?;
+    let public_inputs = fallback::PublicInputs {
+        randomness: randomness_safe,
+        prover_id: prover_id_safe,
+        sectors: vanilla
+            .iter()
+            .map(|p| PublicSector {
+                id: p.sector_id,
+                comm_r: p.comm_r,
+            })
+            .collect(),
+        k: match form {
+            Form::WindowPartition(k) => Some(k),
+            _ => None,
+        },
+    };
+    let partitioned = match form {
+        Form::WindowPartition(_) => vec![single_partition_vanilla_proofs(
+            &config,
+            &public_params.vanilla_params,
+            &public_inputs,
+            &vanilla,
+        )
+        .map_err(|e| fil_error(ErrorKind::InvalidInput, "WindowPoSt partition", e))?],
+        _ => partition_vanilla_proofs(
+            &config,
+            &public_params.vanilla_params,
+            &public_inputs,
+            public_params.partitions.unwrap_or(1),
+            &vanilla,
+        )
+        .map_err(|e| fil_error(ErrorKind::InvalidInput, "PoSt vanilla proofs", e))?,
+    };
+    let ctx = Arc::new(Context::<Tree> {
+        public_inputs,
+        public_params,
+    });
+    Ok(partitioned
+        .into_iter()
+        .enumerate()
+        .map(|(k, proof)| {
+            let ctx = ctx.clone();
+            PartitionCircuit::build(move || {
+                <FallbackPoStCompound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, _>>::circuit(
+                    &ctx.public_inputs,
+                    Default::default(),
+                    &proof,
+                    &ctx.public_params.vanilla_params,
+                    Some(k),
+                )
+                .map_err(|e| fil_error(ErrorKind::InvalidInput, "PoSt circuit", e))
+            })
+        })
+        .collect())
+}
+
+/// filecoin-proofs' rule for a WindowPoSt's partition count (its function is crate-private):
+/// one partition per `sector_count` sectors, and `None` (one) unless that is more than one.
+fn window_partitions(sectors: usize, sector_count: usize) -> Option<usize> {
+    let partitions = sectors.div_ceil(sector_count);
+    (partitions > 1).then_some(partitions)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn window_partitions_as_filecoin_proofs_counts_them() {
+        use super::window_partitions;
+        // filecoin-proofs: ceil(sectors as f32 / sector_count as f32), None unless > 1.
+        assert_eq!(window_partitions(1, 2), None);
+        assert_eq!(window_partitions(2, 2), None);
+        assert_eq!(window_partitions(3, 2), Some(2));
+        assert_eq!(window_partitions(4700, 2349), Some(3));
+        assert_eq!(window_partitions(2349, 2349), None);
+    }
+}
+
+/// Test-only params for `proof`'s circuit from known toxic waste (its blank circuit).
+#[cfg(feature = "test-fixtures")]
+pub(crate) fn test_srs(
+    proof: RegisteredPoStProof,
+    waste: &crate::fixtures::ToxicWaste,
+) -> Result<crate::groth16::Srs> {
+    fn blank<Tree: 'static + MerkleTreeTrait>(
+        config: PoStConfig,
+        waste: &crate::fixtures::ToxicWaste,
+    ) -> Result<crate::groth16::Srs> {
+        let vanilla_params = match config.typ {
+            PoStType::Winning => winning_post_setup_params(&config)
+                .map_err(|e| fil_error(ErrorKind::InvalidInput, "WinningPoSt setup", e))?,
+            PoStType::Window => window_post_setup_params(&config),
+        };
+        let public_params = FallbackPoStCompound::<Tree>::setup(&compound_proof::SetupParams {
+            vanilla_params,
+            partitions: None,
+            priority: config.priority,
+        })
+        .map_err(|e| fil_error(ErrorKind::Internal, "PoSt public params", e))?;
+        let circuit =
+            <FallbackPoStCompound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, _>>::blank_circuit(
+                &public_params.vanilla_params,
+            );
+        crate::fixtures::generate_srs(circuit, waste)
+    }
+    with_shape!(
+        u64::from(proof.sector_size()),
+        blank,
+        proof.as_v1_config(),
+        waste,
+    )
+}

@@ -1,0 +1,221 @@
+//! PoRep C2 from real 2KiB C1 outputs and SnapDeals from real vanilla partition proofs,
+//! through the engine: filecoin-proofs' verifiers accept the proofs and, for fixed r and s,
+//! the bytes equal bellperson 0.27's on the same circuits. Bad C1 outputs get clear errors;
+//! a WinningPoSt submitted behind a PoRep backlog overtakes it.
+
+mod filecoin_common;
+
+use std::time::Instant;
+
+use cuzk::engine::{Device, JobKind};
+use cuzk::filecoin::{
+    porep_c2_circuits, proof_bytes, prove_porep_c2, prove_snap, prove_winning_post, snap_circuits,
+    ParamsFor, ProofOptions, SnapCommitments,
+};
+use cuzk::fixtures::sector::{self, SEAL_2KIB, UPDATE_2KIB, WINNING_POST_2KIB};
+use cuzk::{Engine, EngineConfig, ErrorKind, JobStatus, RandomnessChoice};
+use filecoin_common::*;
+
+fn options(rs: Option<Vec<cuzk::groth16::Randomness>>) -> ProofOptions {
+    ProofOptions {
+        randomness: rs.map_or(RandomnessChoice::Random, RandomnessChoice::Given),
+        params_dir: Some(fixture().params_dir.clone()),
+        ..ProofOptions::default()
+    }
+}
+
+#[test]
+fn porep_c2_verifies_and_equals_bellperson() {
+    let f = fixture();
+    ensure(ParamsFor::Seal(SEAL_2KIB));
+    let s = &f.sectors[0];
+    let engine = engine();
+    let rs = randomness(3, 1);
+    let t = Instant::now();
+    let job = prove_porep_c2(
+        &engine,
+        &s.c1_output,
+        s.sector_id,
+        s.prover_id,
+        options(Some(rs.clone())),
+    )
+    .unwrap();
+    let bytes = proof_bytes(&job.finish(PATIENCE).unwrap());
+    eprintln!(
+        "2KiB PoRep C2 through the engine: {:.1} s, {:?}",
+        t.elapsed().as_secs_f64(),
+        job.timings()
+    );
+    assert_eq!(bytes.len(), 192);
+    assert!(
+        sector::verify_seal(s, &bytes).unwrap(),
+        "filecoin-proofs' verify_seal"
+    );
+    let set = porep_c2_circuits(&s.c1_output, s.sector_id, s.prover_id).unwrap();
+    assert_eq!(set.partitions.len(), 1);
+    assert_eq!(bellperson_proofs(set, &rs), bytes, "bellperson's bytes");
+    let k = engine.stats().kinds[JobKind::PoRep.index()];
+    assert_eq!((k.jobs_finished, k.partitions_proved), (1, 1));
+}
+
+#[test]
+fn snap_deals_verify_and_equal_bellperson() {
+    let f = fixture();
+    ensure(ParamsFor::Update(UPDATE_2KIB));
+    let inputs = sector::snap_inputs(&f.sectors[1], 21).unwrap();
+    let c = SnapCommitments {
+        comm_r_old: inputs.comm_r_old,
+        comm_r_new: inputs.comm_r_new,
+        comm_d_new: inputs.comm_d_new,
+    };
+    let engine = engine();
+    let n = inputs.vanilla_proofs.len();
+    let rs = randomness(4, n);
+    let job = prove_snap(
+        &engine,
+        inputs.registered_update_proof,
+        &inputs.vanilla_proofs,
+        c,
+        options(Some(rs.clone())),
+    )
+    .unwrap();
+    let bytes = proof_bytes(&job.finish(PATIENCE).unwrap());
+    assert_eq!(bytes.len(), 192 * n);
+    assert!(
+        sector::verify_snap(&inputs, &bytes).unwrap(),
+        "verify_empty_sector_update_proof"
+    );
+    let set = snap_circuits(inputs.registered_update_proof, &inputs.vanilla_proofs, c).unwrap();
+    assert_eq!(bellperson_proofs(set, &rs), bytes, "bellperson's bytes");
+
+    // The wrong comm_d_new: a proof of it cannot verify, so none is returned.
+    let wrong = SnapCommitments {
+        comm_d_new: inputs.comm_r_new,
+        ..c
+    };
+    let e = match prove_snap(
+        &engine,
+        inputs.registered_update_proof,
+        &inputs.vanilla_proofs,
+        wrong,
+        options(None),
+    ) {
+        Err(e) => e,
+        Ok(j) => j.finish(PATIENCE).expect_err("wrong commitments"),
+    };
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::InvalidInput | ErrorKind::VerificationFailed
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn bad_c1_outputs_get_clear_errors() {
+    let f = fixture();
+    let s = &f.sectors[0];
+    let c1 = &s.c1_output;
+    let fails = |bytes: &[u8], sector: u64, prover: [u8; 32]| {
+        porep_c2_circuits(bytes, sector, prover).expect_err("must be refused")
+    };
+    let e = fails(&c1[..c1.len() / 2], s.sector_id, s.prover_id);
+    assert_eq!(e.kind(), ErrorKind::InvalidInput, "truncated: {e}");
+    assert!(e.message().contains("C1 output"), "{e}");
+    let e = fails(
+        b"{\"registered_proof\": 7, \"garbage\": [",
+        s.sector_id,
+        s.prover_id,
+    );
+    assert_eq!(e.kind(), ErrorKind::InvalidInput, "garbled: {e}");
+    let e = fails(b"", s.sector_id, s.prover_id);
+    assert_eq!(e.kind(), ErrorKind::InvalidInput, "empty: {e}");
+
+    // The registered proof says 8MiB, the vanilla proofs are a 2KiB sector's.
+    let text = String::from_utf8(c1.clone()).unwrap();
+    let other = text.replacen("\"StackedDrg2KiBV1_1\"", "\"StackedDrg8MiBV1_1\"", 1);
+    assert_ne!(other, text, "the C1 names its registered proof");
+    let e = fails(other.as_bytes(), s.sector_id, s.prover_id);
+    assert_eq!(e.kind(), ErrorKind::SectorSizeMismatch, "{e}");
+
+    // Another sector's number or another prover: the replica id gives it away.
+    let e = fails(c1, s.sector_id + 1, s.prover_id);
+    assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+    assert!(e.message().contains("replica id"), "{e}");
+    let e = fails(c1, s.sector_id, sector::prover_id_from_miner(MINER + 1));
+    assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+
+    // Snap vanilla proofs where PoSt ones belong, and the wrong count of them.
+    let snap = sector::snap_inputs(&f.sectors[2], 8).unwrap();
+    let c = SnapCommitments {
+        comm_r_old: snap.comm_r_old,
+        comm_r_new: snap.comm_r_new,
+        comm_d_new: snap.comm_d_new,
+    };
+    let e = snap_circuits(UPDATE_2KIB, &[], c).expect_err("no partitions");
+    assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+    let winning = sector::winning_post_inputs(&f.sectors[2], [1; 32]).unwrap();
+    let e =
+        snap_circuits(UPDATE_2KIB, &winning.vanilla_proofs, c).expect_err("PoSt vanilla proofs");
+    assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+}
+
+#[test]
+fn winning_post_overtakes_a_porep_backlog() {
+    let f = fixture();
+    ensure(ParamsFor::Seal(SEAL_2KIB));
+    ensure(ParamsFor::PoSt(WINNING_POST_2KIB));
+    let engine = Engine::new(EngineConfig {
+        devices: Device::cpu(1),
+        synthesis_threads: 1,
+        ..EngineConfig::default()
+    })
+    .unwrap();
+    let s = &f.sectors[0];
+    let porep: Vec<_> = (0..3)
+        .map(|_| {
+            prove_porep_c2(
+                &engine,
+                &s.c1_output,
+                s.sector_id,
+                s.prover_id,
+                options(None),
+            )
+            .unwrap()
+        })
+        .collect();
+    let inputs = sector::winning_post_inputs(&f.sectors[1], [5; 32]).unwrap();
+    let winning = prove_winning_post(
+        &engine,
+        inputs.registered_post_proof,
+        &inputs.randomness,
+        inputs.prover_id,
+        &inputs.vanilla_proofs,
+        options(None),
+    )
+    .unwrap();
+    let proof = proof_bytes(&winning.finish(PATIENCE).unwrap());
+    assert!(sector::verify_winning_post(&inputs, &proof).unwrap());
+    // Only the PoRep partition the one synthesis thread had already taken may have been
+    // proved before it; the other two jobs have not even started.
+    let done = porep.iter().filter(|j| j.poll() == JobStatus::Done).count();
+    assert!(
+        done <= 1,
+        "{done} PoRep jobs finished before the WinningPoSt"
+    );
+    assert!(matches!(
+        porep[2].poll(),
+        JobStatus::Pending { proved: 0, .. }
+    ));
+    let st = engine.stats();
+    assert!(
+        st.synthesis_queue_depth >= 1,
+        "the backlog waits for synthesis"
+    );
+    for j in &porep {
+        j.cancel();
+    }
+    let st = engine.shutdown();
+    assert_eq!(st.kinds[JobKind::WinningPost.index()].jobs_finished, 1);
+}

@@ -55,6 +55,15 @@
 // of the sectors' vanilla proofs, their proofs concatenated (`GenerateWindowPoStWithVanilla`).
 #define CUZK_WHOLE_WINDOW UINT64_MAX
 
+// `cuzk_params_path`'s `circuit`: a seal (PoRep) proof's circuit.
+#define CUZK_CIRCUIT_SEAL 0
+
+// A PoSt (WinningPoSt or WindowPoSt) proof's circuit.
+#define CUZK_CIRCUIT_POST 1
+
+// A SnapDeals update proof's circuit.
+#define CUZK_CIRCUIT_UPDATE 2
+
 // `cuzk_prove_options.priority`: the job's default class: `CUZK_PRIORITY_OTHER` for
 // `cuzk_prove_start` (so that zeroed options never jump the queue), the proof kind's for the
 // Filecoin kinds (WinningPoSt first, then WindowPoSt, then PoRep and SnapDeals).
@@ -645,6 +654,32 @@ cuzk_status cuzk_job_proof_bytes(const struct cuzk_job *job, size_t *bytes);
 // # Safety
 // `job` NULL or live; `timings` NULL or writable for `timings->size` bytes.
 cuzk_status cuzk_job_timings(const struct cuzk_job *job, struct cuzk_job_timings *timings);
+
+// The params file a circuit needs (`v28-<circuit id>.params`, the name storage-proofs
+// derives) in `params_dir` (NULL: the Filecoin parameter cache), NUL-terminated, into the
+// host's buffer `buf` of `len` bytes. `*needed` is always set to the bytes the path takes,
+// its NUL included; a smaller `len` fails with `CUZK_STATUS_BUFFER_TOO_SMALL` (`buf` may be
+// NULL with `len` 0 to ask for the size).
+//
+// # Safety
+// `params_dir` NULL or NUL-terminated; `buf` NULL or writable for `len` bytes; `needed`
+// NULL or writable.
+cuzk_status cuzk_params_path(uint32_t circuit, uint64_t registered_proof, const char *params_dir, char *buf, size_t len, size_t *needed);
+
+// Loads a circuit's params into the engine now (a host's start-up preload), so that no job
+// of that circuit waits for them later; they stay loaded, shared by every job, until
+// `cuzk_params_evict`. Missing params fail with `CUZK_STATUS_PARAMS_NOT_FOUND`.
+//
+// # Safety
+// `engine` NULL or live; `params_dir` NULL or NUL-terminated.
+cuzk_status cuzk_params_preload(const struct cuzk_engine *engine, uint32_t circuit, uint64_t registered_proof, const char *params_dir);
+
+// Drops the engine's hold on a circuit's params; `*evicted` (optional) says whether they
+// were loaded. Jobs running keep them until they end; the next job loads them again.
+//
+// # Safety
+// `engine` NULL or live; `params_dir` NULL or NUL-terminated; `evicted` NULL or writable.
+cuzk_status cuzk_params_evict(const struct cuzk_engine *engine, uint32_t circuit, uint64_t registered_proof, const char *params_dir, bool *evicted);
 
 // Starts proving `n` partitions of one circuit under `srs` on `engine`.
 //

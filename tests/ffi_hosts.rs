@@ -317,3 +317,68 @@ fn header_declares_every_export() {
     }
     assert!(exports >= 20, "found only {exports} exports");
 }
+
+/// The test parameter cache the Rust Filecoin tests share (made once, reused by every run).
+fn test_params_dir() -> PathBuf {
+    std::env::var_os("CUZK_TEST_PARAMS").map_or_else(
+        || manifest_dir().join("target/cuzk-test-params"),
+        PathBuf::from,
+    )
+}
+
+#[test]
+fn c11_host_proves_every_filecoin_kind_under_asan() {
+    // Real 2KiB inputs, and per kind the proof bytes filecoin-proofs' verifiers accepted
+    // for fixed r and s: the C host must get exactly those through the ABI.
+    let fixture = scratch("filecoin-fixture");
+    let params = test_params_dir();
+    run(
+        Command::new(env!("CARGO_BIN_EXE_cuzk_fixtures"))
+            .arg("filecoin-inputs")
+            .arg(&fixture)
+            .arg(&params)
+            .env("FIL_PROOFS_PARENT_CACHE", scratch("parents")),
+        "cuzk_fixtures filecoin-inputs",
+    );
+    let lib = lib_dir();
+    let src = manifest_dir().join("tests/c");
+    let work = scratch("c-filecoin");
+    let exe = work.join("filecoin_c");
+    let mut cc = Command::new(std::env::var("CC").unwrap_or_else(|_| "gcc".into()));
+    cc.arg("-std=c11")
+        .args(WARNINGS)
+        .args(ASAN)
+        .arg("-I")
+        .arg(manifest_dir().join("include"))
+        .arg("-I")
+        .arg(&src)
+        .arg(src.join("filecoin.c"))
+        .arg(src.join("fixture.c"))
+        .arg("-L")
+        .arg(lib)
+        .arg("-lcuzk")
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .arg("-o")
+        .arg(&exe);
+    run(&mut cc, "the C compiler");
+    let stdout = run(
+        asan_env(Command::new(&exe).arg(&fixture).arg(&params)),
+        "the C Filecoin host",
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("C filecoin host: "))
+        .unwrap_or_else(|| panic!("no summary line:\n{stdout}"));
+    assert!(line.ends_with(" passed, 0 failed"), "{line}");
+    for kind in [
+        "PoRep C2",
+        "WinningPoSt",
+        "WindowPoSt (whole window)",
+        "SnapDeals",
+    ] {
+        assert!(
+            stdout.contains(&format!("{kind}: ")),
+            "{kind} not proved:\n{stdout}"
+        );
+    }
+}

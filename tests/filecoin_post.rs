@@ -429,11 +429,3 @@ fn a_small_budget_holds_with_synthesis_included() {
     assert_eq!(s.memory_reserved_bytes, 0);
     assert_eq!(s.kinds[JobKind::WindowPost.index()].partitions_proved, 6);
 }
-
-fn tempdir(name: &str) -> std::path::PathBuf {
-    let d = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}

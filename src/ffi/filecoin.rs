@@ -287,3 +287,111 @@ pub unsafe extern "C" fn cuzk_job_timings(
         write_sized_struct(&value, timings, "timings")
     })
 }
+
+/// `cuzk_params_path`'s `circuit`: a seal (PoRep) proof's circuit.
+pub const CUZK_CIRCUIT_SEAL: u32 = 0;
+/// A PoSt (WinningPoSt or WindowPoSt) proof's circuit.
+pub const CUZK_CIRCUIT_POST: u32 = 1;
+/// A SnapDeals update proof's circuit.
+pub const CUZK_CIRCUIT_UPDATE: u32 = 2;
+
+fn params_for(circuit: u32, registered_proof: u64) -> FfiResult<filecoin::ParamsFor> {
+    Ok(match circuit {
+        CUZK_CIRCUIT_SEAL => filecoin::ParamsFor::Seal(filecoin::seal_proof(registered_proof)?),
+        CUZK_CIRCUIT_POST => filecoin::ParamsFor::PoSt(filecoin::post_proof(registered_proof)?),
+        CUZK_CIRCUIT_UPDATE => {
+            filecoin::ParamsFor::Update(filecoin::update_proof(registered_proof)?)
+        }
+        other => {
+            return Err(Failure::arg(
+                "circuit",
+                format!("is {other}, not a CUZK_CIRCUIT_*"),
+            ))
+        }
+    })
+}
+
+unsafe fn dir_arg(params_dir: *const std::ffi::c_char) -> FfiResult<Option<std::path::PathBuf>> {
+    if params_dir.is_null() {
+        return Ok(None);
+    }
+    let s = std::str::from_utf8(super::args::c_str(params_dir, "params_dir")?)
+        .map_err(|_| Failure::arg("params_dir", "is not UTF-8"))?;
+    Ok(Some(std::path::PathBuf::from(s)))
+}
+
+/// The params file a circuit needs (`v28-<circuit id>.params`, the name storage-proofs
+/// derives) in `params_dir` (NULL: the Filecoin parameter cache), NUL-terminated, into the
+/// host's buffer `buf` of `len` bytes. `*needed` is always set to the bytes the path takes,
+/// its NUL included; a smaller `len` fails with `CUZK_STATUS_BUFFER_TOO_SMALL` (`buf` may be
+/// NULL with `len` 0 to ask for the size).
+///
+/// # Safety
+/// `params_dir` NULL or NUL-terminated; `buf` NULL or writable for `len` bytes; `needed`
+/// NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_params_path(
+    circuit: u32,
+    registered_proof: u64,
+    params_dir: *const std::ffi::c_char,
+    buf: *mut std::ffi::c_char,
+    len: usize,
+    needed: *mut usize,
+) -> crate::ffi::cuzk_status {
+    boundary("cuzk_params_path", || {
+        let p = params_for(circuit, registered_proof)?;
+        let path = p.params_path(dir_arg(params_dir)?.as_deref())?;
+        let mut text = path.to_string_lossy().into_owned().into_bytes();
+        text.push(0);
+        super::args::write_sized(&text, buf.cast(), len, needed, "buf")
+    })
+}
+
+/// Loads a circuit's params into the engine now (a host's start-up preload), so that no job
+/// of that circuit waits for them later; they stay loaded, shared by every job, until
+/// `cuzk_params_evict`. Missing params fail with `CUZK_STATUS_PARAMS_NOT_FOUND`.
+///
+/// # Safety
+/// `engine` NULL or live; `params_dir` NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_params_preload(
+    engine: *const cuzk_engine,
+    circuit: u32,
+    registered_proof: u64,
+    params_dir: *const std::ffi::c_char,
+) -> crate::ffi::cuzk_status {
+    boundary("cuzk_params_preload", || {
+        let e = handle(engine, "engine")?;
+        let path =
+            params_for(circuit, registered_proof)?.params_path(dir_arg(params_dir)?.as_deref())?;
+        e.engine
+            .params()
+            .preload(&path, crate::groth16::PointCheck::Unchecked)?;
+        Ok(())
+    })
+}
+
+/// Drops the engine's hold on a circuit's params; `*evicted` (optional) says whether they
+/// were loaded. Jobs running keep them until they end; the next job loads them again.
+///
+/// # Safety
+/// `engine` NULL or live; `params_dir` NULL or NUL-terminated; `evicted` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_params_evict(
+    engine: *const cuzk_engine,
+    circuit: u32,
+    registered_proof: u64,
+    params_dir: *const std::ffi::c_char,
+    evicted: *mut bool,
+) -> crate::ffi::cuzk_status {
+    boundary("cuzk_params_evict", || {
+        let e = handle(engine, "engine")?;
+        let path =
+            params_for(circuit, registered_proof)?.params_path(dir_arg(params_dir)?.as_deref())?;
+        let did = e.engine.params().evict(&path);
+        if let Some(out) = evicted.as_mut() {
+            *out = did;
+        }
+        Ok(())
+    })
+}

@@ -36,9 +36,10 @@ pub use engine::{
     CUZK_WAIT_FOREVER,
 };
 pub use filecoin::{
-    cuzk_bytes, cuzk_job_proof_bytes, cuzk_job_timings, cuzk_prove_porep_c2_start,
-    cuzk_prove_snap_start, cuzk_prove_window_post_start, cuzk_prove_winning_post_start,
-    CUZK_WHOLE_WINDOW,
+    cuzk_bytes, cuzk_job_proof_bytes, cuzk_job_timings, cuzk_params_evict, cuzk_params_path,
+    cuzk_params_preload, cuzk_prove_porep_c2_start, cuzk_prove_snap_start,
+    cuzk_prove_window_post_start, cuzk_prove_winning_post_start, CUZK_CIRCUIT_POST,
+    CUZK_CIRCUIT_SEAL, CUZK_CIRCUIT_UPDATE, CUZK_WHOLE_WINDOW,
 };
 pub use job::{
     cuzk_job, cuzk_job_cancel, cuzk_job_free, cuzk_job_partitions, cuzk_job_poll, cuzk_job_state,

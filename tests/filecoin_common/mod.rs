@@ -37,6 +37,22 @@ pub fn params_dir() -> PathBuf {
     )
 }
 
+/// Where the tests write sectors and scratch files: `CUZK_TEST_SCRATCH`, or cargo's
+/// temporary folder for integration tests (a path of the build machine, so a test binary
+/// copied to the GPU machine is given the variable).
+pub fn scratch_root() -> PathBuf {
+    std::env::var_os("CUZK_TEST_SCRATCH")
+        .map_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")), PathBuf::from)
+}
+
+/// A fresh folder `name` under the scratch root, for this process.
+pub fn tempdir(name: &str) -> PathBuf {
+    let d = scratch_root().join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
 /// Sets filecoin-proofs' settings (read once per process, at its first use) and seals the
 /// sectors, once per test binary.
 pub fn fixture() -> &'static Fixture {
@@ -44,9 +60,7 @@ pub fn fixture() -> &'static Fixture {
     F.get_or_init(|| {
         let params_dir = params_dir();
         std::fs::create_dir_all(&params_dir).unwrap();
-        let scratch = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("filecoin-sectors-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&scratch);
+        let scratch = tempdir("filecoin-sectors");
         std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &params_dir);
         std::env::set_var("FIL_PROOFS_PARENT_CACHE", scratch.join("parents"));
         let prover_id = sector::prover_id_from_miner(MINER);
@@ -73,10 +87,11 @@ pub fn ensure(params: ParamsFor) {
     }
 }
 
-/// An engine on one CPU device (the GPU tests run the same on a GPU machine).
+/// An engine on every GPU, or one CPU device where there is none (so on the GPU machine,
+/// built with `--features cuda`, these same tests prove on the GPU).
 pub fn engine() -> Engine {
     Engine::new(EngineConfig {
-        devices: Device::cpu(1),
+        devices: Device::detect(),
         synthesis_threads: 2,
         ..EngineConfig::default()
     })

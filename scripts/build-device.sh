@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Builds cuzk's GPU test binaries and benchmarks on a machine without a GPU and stages them,
+# stripped and compressed, in <repo>/.devbin/ for the GPU machine, which has no cargo, no Go
+# and no network (pass `.devbin` in the device tool's `carry`). On the GPU machine:
+#
+#   tar -xzf .devbin/bin.tgz -C /tmp/cuzk && /tmp/cuzk/filecoin_post ...
+#
+# Kernels get SASS for CUZK_CUDA_ARCHS (default 90 here: the H200); the binaries load the
+# driver at run time and need nothing else from the toolkit. A target folder of its own
+# (target/device) keeps this release+cuda build from invalidating the development builds.
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+tk="$repo/.cuda-toolkit/nvidia/cu13"
+[ -x "$tk/bin/nvcc" ] || scripts/setup-cuda.sh
+export PATH="$tk/bin:$PATH"
+export CUDA_PATH="$tk"
+export CUZK_CUDA_ARCHS="${CUZK_CUDA_ARCHS:-90}"
+export CUZK_REQUIRE_CUDA=1
+export CARGO_TARGET_DIR="$repo/target/device"
+
+tests=(gpu_msm gpu_msm_g2 gpu_ntt gpu_density gpu_prove filecoin_post filecoin_porep)
+args=()
+for t in "${tests[@]}"; do args+=(--test "$t"); done
+cargo test --release --locked --features cuda --no-run "${args[@]}" 2>&1 | tee /tmp/build-device.log
+cargo build --release --locked --features cuda,test-fixtures \
+    --bin gpu_bench --bin engine_bench --bin filecoin_bench --bin cuzk_fixtures
+
+out="$repo/.devbin"
+stage="$(mktemp -d)"
+trap 'rm -rf "$stage"' EXIT
+for t in "${tests[@]}"; do
+    # cargo names test binaries <name>-<hash>; the newest one is this build's.
+    exe="$(ls -t "$CARGO_TARGET_DIR"/release/deps/"$t"-* | grep -v '\.d$' | head -n 1)"
+    strip -o "$stage/$t" "$exe"
+done
+for b in gpu_bench engine_bench filecoin_bench cuzk_fixtures; do
+    strip -o "$stage/$b" "$CARGO_TARGET_DIR/release/$b"
+done
+git rev-parse --short HEAD >"$stage/COMMIT"
+[ -z "$(git status --porcelain -- src cuda build.rs Cargo.toml tests)" ] ||
+    echo "+ uncommitted changes" >>"$stage/COMMIT"
+mkdir -p "$out"
+tar -czf "$out/bin.tgz" -C "$stage" .
+grep -qx '/.devbin/' .git/info/exclude 2>/dev/null || {
+    mkdir -p .git/info
+    echo '/.devbin/' >>.git/info/exclude
+}
+ls -l "$out"

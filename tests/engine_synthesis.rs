@@ -1,0 +1,278 @@
+//! The engine's synthesis stage: circuits submitted as `JobInput::Synthesize` prove to the
+//! same bytes as their synthesized assignments submitted ready; a failing or panicking
+//! circuit fails only its job; cancelling stops pending syntheses; the ready gate bounds
+//! the synthesized partitions waiting for a device; each job reports its own timings.
+
+mod engine_common;
+
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
+use blstrs::Scalar;
+use cuzk::engine::{Device, Hooks, JobInput, JobKind, JobRequest, PartitionCircuit, Priority};
+use cuzk::fixtures::SampleCircuit;
+use cuzk::groth16::Randomness;
+use cuzk::{Engine, EngineConfig, ErrorKind, JobStatus, RandomnessChoice};
+use engine_common::*;
+use ff::Field;
+
+fn rs(n: usize) -> Vec<Randomness> {
+    (0..n)
+        .map(|i| Randomness {
+            r: Scalar::from(i as u64 + 3),
+            s: Scalar::from(i as u64 + 7),
+        })
+        .collect()
+}
+
+fn circuits(first: u64, n: usize) -> Vec<PartitionCircuit> {
+    (first..first + n as u64)
+        .map(|seed| PartitionCircuit::new(SampleCircuit::OneConstraint { seed }))
+        .collect()
+}
+
+#[test]
+fn synthesized_in_the_engine_equals_synthesized_by_the_host() {
+    let f = fixture();
+    let engine = Engine::new(config(Device::cpu(1), 2)).unwrap();
+    let (ready, publics) = partitions(10, 4);
+    let a = engine
+        .submit(JobRequest {
+            randomness: RandomnessChoice::Given(rs(4)),
+            ..JobRequest::new(f.srs.clone(), JobInput::Ready(ready), JobKind::Other)
+        })
+        .unwrap();
+    let b = engine
+        .submit(JobRequest {
+            randomness: RandomnessChoice::Given(rs(4)),
+            ..JobRequest::new(
+                f.srs.clone(),
+                JobInput::Synthesize(circuits(10, 4)),
+                JobKind::PoRep,
+            )
+        })
+        .unwrap();
+    let (pa, pb) = (a.finish(PATIENCE).unwrap(), b.finish(PATIENCE).unwrap());
+    assert_eq!(pa, pb, "same circuits, r and s: same proofs");
+    for (p, public) in pb.iter().zip(&publics) {
+        assert!(verifies(&f, p, public));
+    }
+    let t = b.timings();
+    assert!(
+        t.synthesis > Duration::ZERO && t.device > Duration::ZERO,
+        "{t:?}"
+    );
+    assert_eq!(
+        a.timings().synthesis,
+        Duration::ZERO,
+        "the host synthesized job a"
+    );
+    let s = engine.shutdown();
+    assert_eq!(s.synthesis.count, 4);
+    assert_eq!(s.kinds[JobKind::PoRep.index()].partitions_proved, 4);
+    assert_eq!(s.kinds[JobKind::Other.index()].jobs_finished, 1);
+    assert_eq!(s.synthesis_threads, 2);
+    assert_eq!(s.memory_reserved_bytes, 0);
+    assert!(s.synthesis_busy_ns > 0);
+}
+
+/// A circuit whose synthesis fails, or panics.
+struct Broken {
+    panic: bool,
+}
+
+impl Circuit<Scalar> for Broken {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        cs.alloc(|| "x", || Ok(Scalar::ONE))?;
+        if self.panic {
+            panic!("deliberate synthesis panic");
+        }
+        Err(SynthesisError::AssignmentMissing)
+    }
+}
+
+#[test]
+fn a_failing_synthesis_fails_its_job_only() {
+    let f = fixture();
+    let engine = Engine::new(config(Device::cpu(1), 2)).unwrap();
+    let submit = |c: Vec<PartitionCircuit>| {
+        engine
+            .submit(JobRequest::new(
+                f.srs.clone(),
+                JobInput::Synthesize(c),
+                JobKind::Other,
+            ))
+            .unwrap()
+    };
+    let mut bad = circuits(1, 2);
+    bad.push(PartitionCircuit::new(Broken { panic: false }));
+    let failing = submit(bad);
+    let panicking = submit(vec![PartitionCircuit::new(Broken { panic: true })]);
+    let good = submit(circuits(5, 3));
+    let e = failing.finish(PATIENCE).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Synthesis, "{e}");
+    assert!(e.message().contains("partition 2"), "{e}");
+    let e = panicking.finish(PATIENCE).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Synthesis, "{e}");
+    assert!(e.message().contains("deliberate synthesis panic"), "{e}");
+    assert_eq!(good.finish(PATIENCE).unwrap().len(), 3);
+    // A circuit that does not fit the SRS is caught by validation after synthesis.
+    let wrong = submit(vec![PartitionCircuit::new(SampleCircuit::BooleanHeavy {
+        bits: 64,
+        seed: 1,
+    })]);
+    assert_eq!(
+        wrong.finish(PATIENCE).unwrap_err().kind(),
+        ErrorKind::InvalidAssignment
+    );
+    let s = engine.shutdown();
+    assert_eq!(s.memory_reserved_bytes, 0);
+    assert_eq!(s.jobs_failed, 3);
+}
+
+#[test]
+fn cancelling_stops_pending_syntheses() {
+    let f = fixture();
+    let started = Arc::new(AtomicUsize::new(0));
+    let n = 50;
+    let engine = Engine::new(EngineConfig {
+        synthesis_threads: 1,
+        ..config(Device::cpu(1), 1)
+    })
+    .unwrap();
+    let circuits: Vec<_> = (0..n as u64)
+        .map(|seed| {
+            let started = started.clone();
+            PartitionCircuit::build(move || {
+                started.fetch_add(1, SeqCst);
+                std::thread::sleep(Duration::from_millis(20));
+                Ok(SampleCircuit::OneConstraint { seed })
+            })
+        })
+        .collect();
+    let job = engine
+        .submit(JobRequest::new(
+            f.srs.clone(),
+            JobInput::Synthesize(circuits),
+            JobKind::PoRep,
+        ))
+        .unwrap();
+    assert!(eventually(|| started.load(SeqCst) >= 2));
+    assert!(job.cancel());
+    let at_cancel = started.load(SeqCst);
+    std::thread::sleep(Duration::from_millis(200));
+    // At most the synthesis in progress at the cancel finishes; nothing new starts.
+    assert!(
+        started.load(SeqCst) <= at_cancel + 1,
+        "{} > {at_cancel} + 1",
+        started.load(SeqCst)
+    );
+    assert_eq!(job.poll(), JobStatus::Cancelled);
+    let s = engine.shutdown();
+    assert_eq!(s.partitions_admitted, n as u64);
+    assert_eq!(
+        s.partitions_proved + s.partitions_dropped,
+        n as u64,
+        "every partition accounted for"
+    );
+    assert!(s.partitions_dropped >= (n - at_cancel - 1) as u64);
+    assert_eq!(s.memory_reserved_bytes, 0);
+}
+
+#[test]
+fn the_ready_gate_bounds_partitions_waiting_for_a_device() {
+    // One slow device and four fast synthesis threads: without the gate, every synthesized
+    // partition would pile up in the device queue (each a whole assignment in memory).
+    let f = fixture();
+    let waiting_seen = Arc::new(AtomicUsize::new(0));
+    let max_ready = 2;
+    let engine = Arc::new(
+        Engine::new(EngineConfig {
+            synthesis_threads: 4,
+            max_ready,
+            hooks: Hooks {
+                on_device_start: Some(Arc::new(|_, _| {
+                    std::thread::sleep(Duration::from_millis(15))
+                })),
+                ..Hooks::default()
+            },
+            ..config(Device::cpu(1), 1)
+        })
+        .unwrap(),
+    );
+    let job = engine
+        .submit(JobRequest::new(
+            f.srs.clone(),
+            JobInput::Synthesize(circuits(0, 30)),
+            JobKind::PoRep,
+        ))
+        .unwrap();
+    let watcher = {
+        let (engine, seen) = (engine.clone(), waiting_seen.clone());
+        std::thread::spawn(move || {
+            for _ in 0..200 {
+                let s = engine.stats();
+                seen.fetch_max(s.ready_waiting as usize, SeqCst);
+                let queued: u64 = s.queue_depth.iter().sum();
+                seen.fetch_max(queued as usize, SeqCst);
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        })
+    };
+    assert_eq!(job.finish(PATIENCE).unwrap().len(), 30);
+    watcher.join().unwrap();
+    let seen = waiting_seen.load(SeqCst);
+    assert!(
+        seen <= max_ready,
+        "{seen} synthesized partitions waited for the device"
+    );
+    assert!(seen >= 1, "the gate was never used");
+}
+
+#[test]
+fn winning_post_is_synthesized_ahead_of_a_porep_backlog() {
+    let f = fixture();
+    let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let engine = Engine::new(EngineConfig {
+        synthesis_threads: 1,
+        ..config(Device::cpu(1), 1)
+    })
+    .unwrap();
+    let tagged = |tag: &'static str, seed: u64| {
+        let order = order.clone();
+        PartitionCircuit::build(move || {
+            order.lock().unwrap().push(tag);
+            std::thread::sleep(Duration::from_millis(10));
+            Ok(SampleCircuit::OneConstraint { seed })
+        })
+    };
+    let porep: Vec<_> = (0..3)
+        .map(|j| {
+            engine
+                .submit(JobRequest::new(
+                    f.srs.clone(),
+                    JobInput::Synthesize((0..4).map(|i| tagged("porep", j * 10 + i)).collect()),
+                    JobKind::PoRep,
+                ))
+                .unwrap()
+        })
+        .collect();
+    let winning = engine
+        .submit(JobRequest::new(
+            f.srs.clone(),
+            JobInput::Synthesize(vec![tagged("winning", 99)]),
+            JobKind::WinningPost,
+        ))
+        .unwrap();
+    assert_eq!(winning.priority(), Priority::WinningPost);
+    winning.finish(PATIENCE).unwrap();
+    for j in &porep {
+        j.finish(PATIENCE).unwrap();
+    }
+    let order = order.lock().unwrap();
+    let at = order.iter().position(|t| *t == "winning").unwrap();
+    // Only what the one synthesis thread had already taken may come before it.
+    assert!(at <= 1, "the WinningPoSt was synthesized {at}th: {order:?}");
+}

@@ -150,14 +150,22 @@ impl<T> PartitionQueue<T> {
 
     /// Takes the first partition, waiting while the queue is empty; `None` once the queue is
     /// closed and empty. Partitions of jobs asked for with [`Self::purge_later`] are removed
-    /// first and put in `purged`, for the caller to drop after the lock is released (freeing
-    /// a partition's memory can take a while, and nobody should wait for it under this lock).
-    pub fn pop(&self, purged: &mut Vec<(QueueKey, T)>) -> Option<(QueueKey, T)> {
+    /// first and handed to `on_purged` with the lock released (freeing a partition's memory
+    /// can take a while, and nobody should wait for it under this lock), before the pop goes
+    /// on: a purged partition is never kept alive by a pop that then waits for work.
+    pub fn pop(&self, mut on_purged: impl FnMut(Vec<(QueueKey, T)>)) -> Option<(QueueKey, T)> {
         let mut q = self.inner.lock();
         loop {
             if !self.purge_rx.is_empty() {
                 let jobs: Vec<u64> = self.purge_rx.try_iter().collect();
-                self.remove_locked(&mut q, |k| jobs.contains(&k.job_seq), purged);
+                let mut purged = Vec::new();
+                self.remove_locked(&mut q, |k| jobs.contains(&k.job_seq), &mut purged);
+                if !purged.is_empty() {
+                    drop(q);
+                    on_purged(purged);
+                    q = self.inner.lock();
+                    continue;
+                }
             }
             if let Some(Entry { key, item }) = q.heap.pop() {
                 self.depth[key.priority.index()].fetch_sub(1, Relaxed);
@@ -265,7 +273,7 @@ mod tests {
     }
 
     fn pop(q: &PartitionQueue<()>) -> QueueKey {
-        q.pop(&mut Vec::new()).expect("item").0
+        q.pop(|_| {}).expect("item").0
     }
 
     #[test]
@@ -352,7 +360,7 @@ mod tests {
         q.purge_later(1);
         let mut purged = Vec::new();
         assert_eq!(
-            q.pop(&mut purged).expect("item").0,
+            q.pop(|p| purged.extend(p)).expect("item").0,
             key(Priority::Other, 3, 0)
         );
         assert_eq!(purged.len(), 1);
@@ -364,7 +372,7 @@ mod tests {
     fn close_wakes_poppers_and_returns_leftovers() {
         let q = PartitionQueue::<()>::new();
         std::thread::scope(|s| {
-            let waiter = s.spawn(|| q.pop(&mut Vec::new()).map(|(k, _)| k));
+            let waiter = s.spawn(|| q.pop(|_| {}).map(|(k, _)| k));
             // Whether the waiter is already asleep or not, close must end its pop.
             std::thread::sleep(std::time::Duration::from_millis(20));
             assert!(q.close().is_empty());

@@ -89,10 +89,10 @@ impl ReadyGate {
 
 /// One synthesis thread's loop; returns once the synthesis queue is closed and empty.
 pub(crate) fn run(shared: Arc<Shared>) {
-    let mut purged = Vec::new();
     loop {
-        let popped = shared.synth_queue.pop(&mut purged);
-        shared.drop_synth_work(purged.drain(..).map(|(_, w)| w));
+        let popped = shared
+            .synth_queue
+            .pop(|purged| shared.drop_synth_work(purged.into_iter().map(|(_, w)| w)));
         let Some((key, work)) = popped else { return };
         synthesize_one(&shared, key, work);
     }

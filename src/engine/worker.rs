@@ -29,12 +29,12 @@ pub(crate) struct Worker {
 impl Worker {
     pub(crate) fn run(self) {
         let shared = &*self.shared;
-        let mut purged = Vec::new();
         loop {
-            let popped = shared.queue.pop(&mut purged);
-            // Partitions of failed jobs the finalizers asked the queue to drop; freed here,
+            // Partitions of failed jobs the finalizers asked the queue to drop; freed
             // outside the queue's lock.
-            shared.drop_work(purged.drain(..).map(|(_, w)| w));
+            let popped = shared
+                .queue
+                .pop(|purged| shared.drop_work(purged.into_iter().map(|(_, w)| w)));
             let Some((_, work)) = popped else { return };
             if work.job.is_dead() {
                 shared.drop_work([work]);

@@ -11,7 +11,6 @@ use cuzk::filecoin::{
     ProofOptions,
 };
 use cuzk::fixtures::sector::{self, WINDOW_POST_2KIB, WINNING_POST_2KIB};
-use cuzk::groth16::StartPhase as _;
 use cuzk::{Engine, EngineConfig, ErrorKind, RandomnessChoice};
 use filecoin_common::*;
 use group::Group as _;

@@ -54,7 +54,7 @@ impl ParamsFor {
         match self {
             ParamsFor::Seal(p) => p.circuit_identifier(),
             ParamsFor::PoSt(p) => p.circuit_identifier(),
-            ParamsFor::Update(p) => p.circuit_identifier(),
+            ParamsFor::Update(p) => return Ok(super::snap::circuit_id(p)),
         }
         .map_err(|e| fil_error(ErrorKind::InvalidArgument, "circuit identifier", e))
     }

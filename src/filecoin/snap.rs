@@ -11,6 +11,7 @@ use filecoin_proofs::types::{MerkleTreeTrait, SectorUpdateConfig, TreeRHasher};
 use filecoin_proofs::with_shape;
 use filecoin_proofs_api::RegisteredUpdateProof;
 use storage_proofs_core::compound_proof::{self, CompoundProof};
+use storage_proofs_core::parameter_cache::CacheableParameters;
 use storage_proofs_update::{
     EmptySectorUpdate, EmptySectorUpdateCompound, PartitionProof, PublicInputs, SetupParams,
 };
@@ -174,4 +175,22 @@ pub(crate) fn test_srs(
         crate::fixtures::generate_srs(circuit, waste)
     }
     with_shape!(u64::from(proof.sector_size()), blank, proof, waste,)
+}
+
+/// storage-proofs' identifier of `proof`'s circuit, as filecoin-proofs' update prover and
+/// verifier derive it (`EmptySectorUpdateCompound`'s cache identifier of the update's public
+/// params). filecoin-proofs-api's `RegisteredUpdateProof::circuit_identifier` is not that: it
+/// goes through the PoRep config and names the PoRep circuit.
+pub(crate) fn circuit_id(proof: RegisteredUpdateProof) -> String {
+    fn id<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+        proof: RegisteredUpdateProof,
+    ) -> String {
+        let public_params =
+            storage_proofs_update::PublicParams::from_sector_size(u64::from(proof.sector_size()));
+        <EmptySectorUpdateCompound<Tree> as CacheableParameters<
+            storage_proofs_update::EmptySectorUpdateCircuit<Tree>,
+            _,
+        >>::cache_identifier(&public_params)
+    }
+    with_shape!(u64::from(proof.sector_size()), id, proof)
 }

@@ -12,7 +12,8 @@ import (
 
 // Config says how to build an engine. The zero Config is the default engine: every CUDA
 // GPU (one CPU device where there is none), two workers per device, two finalizers, a
-// share of the machine's memory as the budget, ten minutes of admission wait.
+// synthesis thread per core, a share of the machine's memory as the budget, ten minutes
+// of admission wait.
 type Config struct {
 	// CPUDevices, when above 0, proves on the CPU with that many logical devices (they
 	// share the machine's cores; more than one only spreads the scheduling). 0: every
@@ -38,6 +39,13 @@ type Config struct {
 	TrimMinFreedBytes uint64
 	// TrimDisabled turns malloc_trim(0) off.
 	TrimDisabled bool
+	// SynthesisThreads is the number of threads of the synthesis stage, which synthesizes
+	// the Filecoin calls' circuits (0: one per core).
+	SynthesisThreads int
+	// MaxReady is the most synthesized PoRep/SnapDeals partitions waiting for a device at
+	// once (0: one per device worker); each holds a whole synthesized circuit in host
+	// memory.
+	MaxReady int
 }
 
 // WaitForever, as a timeout, waits as long as it takes.
@@ -69,6 +77,12 @@ func (c *Config) toC() (C.cuzk_config, error) {
 		return cc, err
 	}
 	if cc.finalizers, err = count(c.Finalizers, "Finalizers"); err != nil {
+		return cc, err
+	}
+	if cc.synthesis_threads, err = count(c.SynthesisThreads, "SynthesisThreads"); err != nil {
+		return cc, err
+	}
+	if cc.max_ready, err = count(c.MaxReady, "MaxReady"); err != nil {
 		return cc, err
 	}
 	if c.AdmissionTimeout < 0 || c.TrimInterval < 0 {

@@ -26,6 +26,11 @@ const (
 	StatusGPU               Status = C.CUZK_STATUS_GPU
 	StatusInternal          Status = C.CUZK_STATUS_INTERNAL
 	StatusBufferTooSmall    Status = C.CUZK_STATUS_BUFFER_TOO_SMALL
+	// The Filecoin calls' failures (filecoin.go).
+	StatusInvalidInput       Status = C.CUZK_STATUS_INVALID_INPUT
+	StatusParamsNotFound     Status = C.CUZK_STATUS_PARAMS_NOT_FOUND
+	StatusSectorSizeMismatch Status = C.CUZK_STATUS_SECTOR_SIZE_MISMATCH
+	StatusVerificationFailed Status = C.CUZK_STATUS_VERIFICATION_FAILED
 )
 
 // String is the status's C name, e.g. "CUZK_STATUS_TIMEOUT".
@@ -78,6 +83,16 @@ var (
 	ErrGPU               = &Error{Status: StatusGPU}
 	ErrInternal          = &Error{Status: StatusInternal}
 	ErrBufferTooSmall    = &Error{Status: StatusBufferTooSmall}
+	// A Filecoin input is malformed or of the wrong kind: a C1 output that does not parse
+	// or is another sector's, vanilla proofs that do not decode or are of another kind or
+	// count, a commitment that is not a field element, randomness that is not 32 bytes.
+	ErrInvalidInput = &Error{Status: StatusInvalidInput}
+	// A params file the proof needs is missing; the message names the path expected.
+	ErrParamsNotFound = &Error{Status: StatusParamsNotFound}
+	// The input is for another sector size than its registered proof.
+	ErrSectorSizeMismatch = &Error{Status: StatusSectorSizeMismatch}
+	// A computed proof failed its own verification, so it was not returned.
+	ErrVerificationFailed = &Error{Status: StatusVerificationFailed}
 )
 
 // argError is a bad argument caught on the Go side, before any call: a length the C ABI

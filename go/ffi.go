@@ -1,23 +1,33 @@
 // Package cuzk is the Go binding of cuzk, a library that computes Filecoin Groth16 proofs
 // (BLS12-381) on GPUs, or on the CPU where no GPU is present.
 //
-// The binding is hand-written cgo over include/cuzk.h. It links the static library the
-// Rust build writes to target/release/libcuzk.a, so build that first:
+// The binding is hand-written cgo over include/cuzk.h. It links the static library
+// libcuzk.a through pkg-config (package cuzk), as filecoin-ffi's users link
+// filcrypto: install the library, its header and cuzk.pc once, then point
+// PKG_CONFIG_PATH at the prefix:
 //
-//	cargo build --release   # in the repository root
-//	cd go && go test
+//	scripts/install.sh /opt/cuzk        # in the repository root: cargo build --release, install
+//	export PKG_CONFIG_PATH=/opt/cuzk/lib/pkgconfig
+//	go build ./...                      # in any module that requires github.com/cuzk/cuzk/go
+//
+// The library is linked statically, so a binary needs no cuzk file (and no rpath or
+// LD_LIBRARY_PATH) where it runs.
 //
 // Every handle (Engine, SRS, Job) is safe to use from many goroutines, has an idempotent
 // Close, and a finalizer as a safety net. Close waits for calls in flight on that handle;
 // a call after Close fails with an *Error of StatusInvalidArgument. Nothing the library
 // keeps points into Go memory: every buffer passed in is read only during the call.
+//
+// Two ways to prove: ProveStart proves circuits a host synthesized itself under params it
+// loaded (LoadSRS); the Filecoin calls (SealCommitPhase2, GenerateWinningPoStWithVanilla,
+// GenerateWindowPoStWithVanilla, GenerateSinglePartitionWindowPoStWithVanilla,
+// GenerateUpdateProofWithVanilla) take filecoin-ffi's inputs and return its output bytes.
 package cuzk
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../include
-// The static library: no rpath or LD_LIBRARY_PATH to get right where the binary runs.
-// The system libraries are the ones Rust's std needs (cargo rustc --print native-static-libs).
-#cgo LDFLAGS: ${SRCDIR}/../target/release/libcuzk.a -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+// cuzk.pc (scripts/install.sh) gives -I for cuzk.h and the link line: libcuzk.a by its
+// path and the system libraries Rust's std needs (cargo rustc --print native-static-libs).
+#cgo pkg-config: cuzk
 #include <stdlib.h>
 #include "cuzk.h"
 */

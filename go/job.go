@@ -1,5 +1,6 @@
 package cuzk
 
+// #include <stdlib.h>
 // #include "cuzk.h"
 import "C"
 
@@ -35,7 +36,9 @@ type Bitmap struct {
 // Priority is a job's class: the engine runs queued partitions of a higher class first.
 type Priority uint32
 
-// The priority classes, highest first. PriorityDefault is PriorityOther.
+// The priority classes, highest first. PriorityDefault is PriorityOther for ProveStart
+// (so that a job without options never jumps the queue) and the proof kind's class for the
+// Filecoin calls (filecoin.go): WinningPoSt, WindowPoSt, PoRep and SnapDeals.
 const (
 	PriorityDefault     Priority = C.CUZK_PRIORITY_DEFAULT
 	PriorityWinningPoSt Priority = C.CUZK_PRIORITY_WINNING_POST
@@ -52,6 +55,7 @@ type proveOptions struct {
 	r, s      []byte
 	admission *time.Duration
 	flags     C.uint32_t
+	paramsDir string
 }
 
 // WithPriority sets the job's class.
@@ -59,7 +63,9 @@ func WithPriority(p Priority) Option { return func(o *proveOptions) { o.priority
 
 // WithRandomness gives the randomizers r and s, one 32-byte scalar per partition each,
 // instead of fresh ones from the OS RNG. Fixed r and s make proofs reproducible (tests);
-// production proofs must use fresh ones.
+// production proofs must use fresh ones. For the Filecoin calls the partitions are those
+// of the proof the inputs make (a 32GiB PoRep has 10, a WinningPoSt one); a count that
+// differs fails with ErrInvalidArgument.
 func WithRandomness(r, s []byte) Option {
 	return func(o *proveOptions) { o.r, o.s = r, s }
 }
@@ -76,6 +82,21 @@ func WithAdmissionTimeout(d time.Duration) Option {
 // a Rust or blst-based host holds them, rather than a canonical integer.
 func WithMontgomery() Option {
 	return func(o *proveOptions) { o.flags |= C.CUZK_PROVE_MONTGOMERY }
+}
+
+// WithParamsDir, for the Filecoin calls, names the folder holding the params
+// (v28-<circuit id>.params, as storage-proofs names them) instead of the Filecoin parameter
+// cache ($FIL_PROOFS_PARAMETER_CACHE, by default /var/tmp/filecoin-proof-parameters). The
+// empty string means that cache. ProveStart takes its params as an SRS and refuses it
+// (ErrInvalidArgument).
+func WithParamsDir(dir string) Option { return func(o *proveOptions) { o.paramsDir = dir } }
+
+// WithoutVerification, for the Filecoin calls, returns the proofs without verifying them
+// first. By default each proof is verified against its public inputs, and one that fails
+// is never returned (the job fails with ErrVerificationFailed). ProveStart never
+// verifies: it knows no public inputs.
+func WithoutVerification() Option {
+	return func(o *proveOptions) { o.flags |= C.CUZK_PROVE_NO_VERIFY }
 }
 
 // pinned lays Go buffers out for one C call. The C structs hold pointers into Go memory;
@@ -135,7 +156,8 @@ func (p *pinned) partition(i int, in *Partition, out *C.cuzk_partition) error {
 	return nil
 }
 
-// Job is a started job: its partitions queued or being proved. Close it when done with
+// Job is a started job (ProveStart, or one of the Filecoin Start calls): its partitions
+// queued, being synthesized or being proved. The caller owns it: Close it when done with
 // it; closing a job that has not ended cancels it.
 type Job struct {
 	h handle[*C.cuzk_job]
@@ -153,51 +175,13 @@ func (e *Engine) ProveStart(ctx context.Context, srs *SRS, partitions []Partitio
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var o proveOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
-	co := C.cuzk_prove_options{
-		size:     C.sizeof_cuzk_prove_options,
-		priority: C.uint32_t(o.priority),
-		flags:    o.flags,
-	}
 	var pin pinned
 	defer pin.pin.Unpin()
-	if o.r != nil || o.s != nil {
-		nr, err := scalarCount(o.r, "WithRandomness r")
-		if err != nil {
-			return nil, err
-		}
-		ns, err := scalarCount(o.s, "WithRandomness s")
-		if err != nil {
-			return nil, err
-		}
-		if nr != ns || nr == 0 {
-			// Empty slices would reach C as NULL with a count of 0, which means "draw
-			// them from the OS RNG": not what a caller who gave randomizers meant.
-			return nil, argError("WithRandomness gives %d r and %d s scalars", nr, ns)
-		}
-		co.r, co.s, co.rs_len = pin.bytes(o.r), pin.bytes(o.s), nr
+	co, deadlineCut, freeOpts, err := cOptions(ctx, opts, &pin)
+	if err != nil {
+		return nil, err
 	}
-	if o.admission != nil {
-		switch d := *o.admission; {
-		case d < 0:
-			return nil, argError("WithAdmissionTimeout(%v) is negative", d)
-		case d == 0:
-			co.flags |= C.CUZK_PROVE_FAIL_FAST
-		default:
-			co.admission_timeout_ms = millis(d)
-		}
-	}
-	deadlineCut := false
-	if dl, ok := ctx.Deadline(); ok && co.flags&C.CUZK_PROVE_FAIL_FAST == 0 {
-		left := millis(max(time.Until(dl), time.Millisecond))
-		// 0 is "the engine's policy", which may wait longer than the deadline.
-		if co.admission_timeout_ms == 0 || left < co.admission_timeout_ms {
-			co.admission_timeout_ms, deadlineCut = left, true
-		}
-	}
+	defer freeOpts()
 	var parts *C.cuzk_partition
 	if len(partitions) > 0 {
 		// Go memory, so nothing to free; it holds only pinned pointers.
@@ -227,17 +211,85 @@ func (e *Engine) ProveStart(ctx context.Context, srs *SRS, partitions []Partitio
 	runtime.KeepAlive(e)
 	runtime.KeepAlive(srs)
 	runtime.KeepAlive(partitions)
-	runtime.KeepAlive(o.r)
-	runtime.KeepAlive(o.s)
 	if err != nil {
-		if deadlineCut && isStatus(err, StatusTimeout) && ctx.Err() != nil {
-			return nil, fmt.Errorf("%w: %w", ctx.Err(), err)
-		}
-		return nil, err
+		return nil, startError(ctx, deadlineCut, err)
 	}
-	j := &Job{h: handle[*C.cuzk_job]{p: jp, kind: "Job"}, n: len(partitions)}
+	return newJob(jp, len(partitions)), nil
+}
+
+// cOptions lays opts out as the C options of one start call. The randomizers stay Go
+// memory, pinned in pin (the caller unpins after the call); the params folder is copied
+// to C memory, which free releases (after the call: the library reads it only during it).
+// The admission wait is cut to ctx's deadline; deadlineCut says whether it was.
+func cOptions(ctx context.Context, opts []Option, pin *pinned) (co C.cuzk_prove_options, deadlineCut bool, free func(), err error) {
+	free = func() {}
+	var o proveOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	co = C.cuzk_prove_options{
+		size:     C.sizeof_cuzk_prove_options,
+		priority: C.uint32_t(o.priority),
+		flags:    o.flags,
+	}
+	if o.r != nil || o.s != nil {
+		nr, err := scalarCount(o.r, "WithRandomness r")
+		if err != nil {
+			return co, false, free, err
+		}
+		ns, err := scalarCount(o.s, "WithRandomness s")
+		if err != nil {
+			return co, false, free, err
+		}
+		if nr != ns || nr == 0 {
+			// Empty slices would reach C as NULL with a count of 0, which means "draw
+			// them from the OS RNG": not what a caller who gave randomizers meant.
+			return co, false, free, argError("WithRandomness gives %d r and %d s scalars", nr, ns)
+		}
+		co.r, co.s, co.rs_len = pin.bytes(o.r), pin.bytes(o.s), nr
+	}
+	if o.admission != nil {
+		switch d := *o.admission; {
+		case d < 0:
+			return co, false, free, argError("WithAdmissionTimeout(%v) is negative", d)
+		case d == 0:
+			co.flags |= C.CUZK_PROVE_FAIL_FAST
+		default:
+			co.admission_timeout_ms = millis(d)
+		}
+	}
+	if dl, ok := ctx.Deadline(); ok && co.flags&C.CUZK_PROVE_FAIL_FAST == 0 {
+		left := millis(max(time.Until(dl), time.Millisecond))
+		// 0 is "the engine's policy", which may wait longer than the deadline.
+		if co.admission_timeout_ms == 0 || left < co.admission_timeout_ms {
+			co.admission_timeout_ms, deadlineCut = left, true
+		}
+	}
+	if o.paramsDir != "" {
+		dir, err := cString(o.paramsDir, "WithParamsDir")
+		if err != nil {
+			return co, false, free, err
+		}
+		co.params_dir = dir
+		free = func() { C.free(unsafe.Pointer(dir)) }
+	}
+	return co, deadlineCut, free, nil
+}
+
+// startError is a start call's failure; an admission wait that the context's deadline cut
+// short also wraps ctx.Err().
+func startError(ctx context.Context, deadlineCut bool, err error) error {
+	if deadlineCut && isStatus(err, StatusTimeout) && ctx.Err() != nil {
+		return fmt.Errorf("%w: %w", ctx.Err(), err)
+	}
+	return err
+}
+
+// newJob wraps a started job of n partitions, with a finalizer as the safety net.
+func newJob(p *C.cuzk_job, n int) *Job {
+	j := &Job{h: handle[*C.cuzk_job]{p: p, kind: "Job"}, n: n}
 	runtime.SetFinalizer(j, (*Job).Close)
-	return j, nil
+	return j
 }
 
 // ptr is the live C handle, guarded against Close until done is called.
@@ -251,7 +303,8 @@ func (j *Job) ptr() (p *C.cuzk_job, done func(), err error) {
 	return p, j.h.release, nil
 }
 
-// Partitions is the number of partitions in the job.
+// Partitions is the number of partitions in the job (for a Filecoin job, those of the
+// proof its inputs make: one per 192 bytes FinishBytes returns).
 func (j *Job) Partitions() int { return j.n }
 
 // Finish waits for the job to end and returns its proofs in partition order. When ctx is
@@ -259,9 +312,24 @@ func (j *Job) Partitions() int { return j.n }
 // error wraps both ctx.Err() and ErrCancelled. A job that failed returns its failure.
 // Finish may be called again after success, and from several goroutines.
 func (j *Job) Finish(ctx context.Context) ([]Proof, error) {
+	var proofs []Proof
+	var buf []byte
+	if j != nil && j.n > 0 { // a nil job: finish says so
+		proofs = make([]Proof, j.n)
+		buf = unsafe.Slice(&proofs[0][0], j.n*ProofBytes)
+	}
+	if err := j.finish(ctx, buf); err != nil {
+		return nil, err
+	}
+	return proofs, nil
+}
+
+// finish waits for the job to end and has the library write its proofs into buf (Go
+// memory without pointers, written during the call only); see Finish.
+func (j *Job) finish(ctx context.Context, buf []byte) error {
 	p, done, err := j.ptr()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer done()
 	// The wait below blocks in C without a deadline; the context reaches it through
@@ -269,19 +337,18 @@ func (j *Job) Finish(ctx context.Context) ([]Proof, error) {
 	// makes that finish return CUZK_STATUS_CANCELLED at once.
 	stop := context.AfterFunc(ctx, func() { _, _ = j.Cancel() })
 	defer stop()
-	proofs := make([]Proof, j.n)
 	err = call(func() C.cuzk_status {
-		return C.cuzk_prove_finish(p, C.CUZK_WAIT_FOREVER,
-			(*C.uint8_t)(unsafe.Pointer(&proofs[0])), C.size_t(len(proofs)*ProofBytes))
+		return C.cuzk_prove_finish(p, C.CUZK_WAIT_FOREVER, bytesPtr(buf), C.size_t(len(buf)))
 	})
 	runtime.KeepAlive(j)
+	runtime.KeepAlive(buf)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil && isStatus(err, StatusCancelled) {
-			return nil, fmt.Errorf("%w: %w", cerr, err)
+			return fmt.Errorf("%w: %w", cerr, err)
 		}
-		return nil, err
+		return err
 	}
-	return proofs, nil
+	return nil
 }
 
 // JobState is where a job stands.

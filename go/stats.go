@@ -14,12 +14,25 @@ const PriorityClasses = C.CUZK_PRIORITY_CLASSES
 // MaxDevices is the most devices Stats reports individually.
 const MaxDevices = C.CUZK_MAX_DEVICES
 
+// JobKinds is the number of proof kinds Stats.Kinds reports.
+const JobKinds = C.CUZK_JOB_KINDS
+
 // The Go struct below copies cuzk_stats field by field. These two lines stop the build
 // when the C struct changes size (a field added to the header), so that the binding
 // cannot silently miss a new figure: 1 size_t, 19 counters, 7 latencies of 5 figures,
 // the device count and 16 devices of 5 figures, all 8 bytes; then 11 latencies (the
-// start-phase stages and B_g2) and 16 device backends of two 4-byte figures.
-const statsBytes = 8 + 19*8 + 7*5*8 + 8 + MaxDevices*5*8 + 11*5*8 + MaxDevices*2*4
+// start-phase stages and B_g2) and 16 device backends of two 4-byte figures; then 2
+// latencies (synthesis, params load), 5 synthesis-stage figures and 5 kinds of 5 counts.
+const statsBytes = 8 + 19*8 + 7*5*8 + 8 + MaxDevices*5*8 + 11*5*8 + MaxDevices*2*4 +
+	2*5*8 + 5*8 + JobKinds*5*8
+
+// The same for the job timings: 1 size_t and 6 durations.
+const jobTimingsBytes = 8 + 6*8
+
+var (
+	_ [C.sizeof_cuzk_job_timings - jobTimingsBytes]byte
+	_ [jobTimingsBytes - C.sizeof_cuzk_job_timings]byte
+)
 
 var (
 	_ [C.sizeof_cuzk_stats - statsBytes]byte
@@ -87,6 +100,51 @@ type StartStages struct {
 	DeviceToHost Latency // every GPU → host copy of the start phase, summed
 }
 
+// JobKind is a proof kind, the index of its figures in Stats.Kinds.
+type JobKind int
+
+// The proof kinds, in cuzk_stats.kinds order. KindOther is ProveStart's jobs.
+const (
+	KindPoRep JobKind = iota
+	KindSnapDeals
+	KindWindowPoSt
+	KindWinningPoSt
+	KindOther
+)
+
+// A kind added to the header needs a name here.
+var (
+	_ [JobKinds - 1 - KindOther]byte
+	_ [KindOther + 1 - JobKinds]byte
+)
+
+// String is the kind's label in the Prometheus text (cuzk_kind_*_total{kind="…"}):
+// "porep", "snap_deals", "window_post", "winning_post" or "other".
+func (k JobKind) String() string {
+	switch k {
+	case KindPoRep:
+		return "porep"
+	case KindSnapDeals:
+		return "snap_deals"
+	case KindWindowPoSt:
+		return "window_post"
+	case KindWinningPoSt:
+		return "winning_post"
+	case KindOther:
+		return "other"
+	}
+	return fmt.Sprintf("JobKind(%d)", int(k))
+}
+
+// KindStats are one proof kind's counts.
+type KindStats struct {
+	JobsAdmitted       uint64
+	JobsFinished       uint64 // produced all their proofs
+	JobsFailed         uint64 // cancelled ones not included
+	PartitionsAdmitted uint64
+	PartitionsProved   uint64
+}
+
 // Stats is every figure of cuzk_stats (include/cuzk.h documents each).
 type Stats struct {
 	Uptime time.Duration
@@ -124,6 +182,18 @@ type Stats struct {
 
 	// Devices holds one entry per device in use.
 	Devices []DeviceStats
+
+	// The synthesis stage, which synthesizes the Filecoin calls' circuits.
+	Synthesis           Latency       // a synthesis thread's time per partition
+	ParamsLoad          Latency       // loading one params file (once per file)
+	SynthesisBusy       time.Duration // summed over the threads; / (SynthesisThreads × Uptime) is the pool's busy fraction
+	SynthesisThreads    uint64        // threads in the pool
+	SynthesisActive     uint64        // threads synthesizing now
+	SynthesisQueueDepth uint64        // partitions waiting for a synthesis thread now
+	ReadyWaiting        uint64        // synthesized partitions waiting for a device now
+
+	// Kinds holds each proof kind's counts, indexed by JobKind.
+	Kinds [JobKinds]KindStats
 }
 
 func ns(v C.uint64_t) time.Duration { return time.Duration(v) }
@@ -174,7 +244,24 @@ func statsFromC(c *C.cuzk_stats) Stats {
 			HostToDevice: latencyFromC(&c.start_host_to_device),
 			DeviceToHost: latencyFromC(&c.start_device_to_host),
 		},
-		FinalizeBG2: latencyFromC(&c.finalize_b_g2),
+		FinalizeBG2:         latencyFromC(&c.finalize_b_g2),
+		Synthesis:           latencyFromC(&c.synthesis),
+		ParamsLoad:          latencyFromC(&c.params_load),
+		SynthesisBusy:       ns(c.synthesis_busy_ns),
+		SynthesisThreads:    uint64(c.synthesis_threads),
+		SynthesisActive:     uint64(c.synthesis_active),
+		SynthesisQueueDepth: uint64(c.synthesis_queue_depth),
+		ReadyWaiting:        uint64(c.ready_waiting),
+	}
+	for i := range s.Kinds {
+		k := &c.kinds[i]
+		s.Kinds[i] = KindStats{
+			JobsAdmitted:       uint64(k.jobs_admitted),
+			JobsFinished:       uint64(k.jobs_finished),
+			JobsFailed:         uint64(k.jobs_failed),
+			PartitionsAdmitted: uint64(k.partitions_admitted),
+			PartitionsProved:   uint64(k.partitions_proved),
+		}
 	}
 	for i := range s.QueueDepth {
 		s.QueueDepth[i] = uint64(c.queue_depth[i])

@@ -440,7 +440,7 @@ typedef struct cuzk_bytes {
   size_t len;
 } cuzk_bytes;
 
-// Where one job's time went, in nanoseconds, summed over its partitions (so with several
+// Where one job's time went (`cuzk_job_get_timings`), in nanoseconds, summed over its partitions (so with several
 // partitions in flight at once a stage can exceed `total_ns`).
 typedef struct cuzk_job_timings {
   // In: `sizeof(cuzk_job_timings)` as the host knows it. Out: the bytes written.
@@ -653,7 +653,7 @@ cuzk_status cuzk_job_proof_bytes(const struct cuzk_job *job, size_t *bytes);
 //
 // # Safety
 // `job` NULL or live; `timings` NULL or writable for `timings->size` bytes.
-cuzk_status cuzk_job_timings(const struct cuzk_job *job, struct cuzk_job_timings *timings);
+cuzk_status cuzk_job_get_timings(const struct cuzk_job *job, struct cuzk_job_timings *timings);
 
 // The params file a circuit needs (`v28-<circuit id>.params`, the name storage-proofs
 // derives) in `params_dir` (NULL: the Filecoin parameter cache), NUL-terminated, into the

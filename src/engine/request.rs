@@ -220,11 +220,6 @@ impl JobRequest {
             params_load: Duration::ZERO,
         }
     }
-
-    /// The priority class the job's partitions are queued in.
-    pub fn class(&self) -> Priority {
-        self.priority.unwrap_or_else(|| self.kind.priority())
-    }
 }
 
 /// The shape of the partitions an SRS proves, for reserving memory before synthesis: the

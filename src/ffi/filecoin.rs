@@ -239,7 +239,7 @@ pub unsafe extern "C" fn cuzk_job_proof_bytes(
     })
 }
 
-/// Where one job's time went, in nanoseconds, summed over its partitions (so with several
+/// Where one job's time went (`cuzk_job_get_timings`), in nanoseconds, summed over its partitions (so with several
 /// partitions in flight at once a stage can exceed `total_ns`).
 #[allow(non_camel_case_types)]
 #[repr(C)]
@@ -267,11 +267,11 @@ pub struct cuzk_job_timings {
 /// # Safety
 /// `job` NULL or live; `timings` NULL or writable for `timings->size` bytes.
 #[no_mangle]
-pub unsafe extern "C" fn cuzk_job_timings(
+pub unsafe extern "C" fn cuzk_job_get_timings(
     job: *const cuzk_job,
     timings: *mut cuzk_job_timings,
 ) -> crate::ffi::cuzk_status {
-    boundary("cuzk_job_timings", || {
+    boundary("cuzk_job_get_timings", || {
         let j = &handle(job, "job")?.job;
         let t = j.timings();
         let ns = |d: Duration| d.as_nanos().min(u64::MAX as u128) as u64;

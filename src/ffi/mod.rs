@@ -36,8 +36,8 @@ pub use engine::{
     CUZK_WAIT_FOREVER,
 };
 pub use filecoin::{
-    cuzk_bytes, cuzk_job_proof_bytes, cuzk_job_timings, cuzk_params_evict, cuzk_params_path,
-    cuzk_params_preload, cuzk_prove_porep_c2_start, cuzk_prove_snap_start,
+    cuzk_bytes, cuzk_job_get_timings, cuzk_job_proof_bytes, cuzk_job_timings, cuzk_params_evict,
+    cuzk_params_path, cuzk_params_preload, cuzk_prove_porep_c2_start, cuzk_prove_snap_start,
     cuzk_prove_window_post_start, cuzk_prove_winning_post_start, CUZK_CIRCUIT_POST,
     CUZK_CIRCUIT_SEAL, CUZK_CIRCUIT_UPDATE, CUZK_WHOLE_WINDOW,
 };

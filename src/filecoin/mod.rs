@@ -123,6 +123,20 @@ pub(crate) fn bytes32(what: &str, b: &[u8]) -> Result<[u8; 32]> {
         .map_err(|_| Error::invalid_input(format!("{what} must be 32 bytes, got {}", b.len())))
 }
 
+/// Checks that 32 bytes are a BLS12-381 scalar (little-endian, below the modulus r), as
+/// every commitment, randomness and prover id the circuits take must be: the hashers'
+/// `Domain::try_from_bytes` does not check it, and a value past r would only fail later, in
+/// synthesis.
+pub(crate) fn field_element(what: &str, b: &[u8; 32]) -> Result<()> {
+    use ff::PrimeField;
+    match blstrs::Scalar::from_repr_vartime(*b) {
+        Some(_) => Ok(()),
+        None => Err(Error::invalid_input(format!(
+            "{what} is not a field element (not below the BLS12-381 scalar modulus)"
+        ))),
+    }
+}
+
 /// An error from Filecoin's crates (an `anyhow::Error`, rendered with its causes), as the
 /// kind of failure it is to the host.
 pub(crate) fn fil_error(kind: ErrorKind, what: &str, e: impl std::fmt::Display) -> Error {

@@ -134,6 +134,8 @@ fn partitions_of<Tree: 'static + MerkleTreeTrait>(
             vanilla.len()
         )));
     }
+    super::field_element("C1 output's comm_r", &comm_r)?;
+    super::field_element("C1 output's comm_d", &comm_d)?;
     let comm_r_safe = filecoin_proofs::as_safe_commitment(&comm_r, "comm_r")
         .map_err(|e| fil_error(ErrorKind::InvalidInput, "C1 output", e))?;
     let comm_d_safe =

@@ -133,6 +133,8 @@ fn circuits(
         )));
     }
     let randomness = bytes32("randomness", randomness)?;
+    super::field_element("randomness", &randomness)?;
+    super::field_element("prover_id", &prover_id)?;
     if vanilla_proofs.is_empty() {
         return Err(Error::invalid_input("no vanilla proofs"));
     }

@@ -102,6 +102,9 @@ fn partitions_of<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
             vanilla.len()
         )));
     }
+    super::field_element("comm_r_old", &c.comm_r_old)?;
+    super::field_element("comm_r_new", &c.comm_r_new)?;
+    super::field_element("comm_d_new", &c.comm_d_new)?;
     let domain = |what: &str, b: &[u8; 32]| {
         <TreeRHasher as Hasher>::Domain::try_from_bytes(b)
             .map_err(|e| fil_error(ErrorKind::InvalidInput, what, e))

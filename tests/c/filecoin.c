@@ -128,7 +128,7 @@ static void finish_and_compare(cuzk_job *job, const blob *want, const char *kind
   cuzk_job_timings t;
   memset(&t, 0, sizeof t);
   t.size = sizeof t;
-  EXPECT(cuzk_job_timings(job, &t), CUZK_STATUS_OK, NULL);
+  EXPECT(cuzk_job_get_timings(job, &t), CUZK_STATUS_OK, NULL);
   CHECK(t.size == sizeof t);
   CHECK(t.synthesis_ns > 0 && t.device_ns > 0 && t.total_ns >= t.device_ns);
   printf("%s: %zu bytes, synthesis %.3f s, device %.3f s, total %.3f s\n", kind, n,

@@ -123,6 +123,27 @@ pub(crate) fn bytes32(what: &str, b: &[u8]) -> Result<[u8; 32]> {
         .map_err(|_| Error::invalid_input(format!("{what} must be 32 bytes, got {}", b.len())))
 }
 
+/// Decodes each host vanilla proof (bincode, as filecoin-proofs-api's generators write them)
+/// as `T`; an error names the first one that is not `what` of this sector size.
+pub(crate) fn decode_vanilla<T: serde::de::DeserializeOwned>(
+    bytes: &[Vec<u8>],
+    what: &str,
+) -> Result<Vec<T>> {
+    bytes
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            bincode::deserialize(b).map_err(|e| {
+                fil_error(
+                    ErrorKind::InvalidInput,
+                    &format!("vanilla proof {i} is not {what} of this sector size"),
+                    e,
+                )
+            })
+        })
+        .collect()
+}
+
 /// Checks that 32 bytes are a BLS12-381 scalar (little-endian, below the modulus r), as
 /// every commitment, randomness and prover id the circuits take must be: the hashers'
 /// `Domain::try_from_bytes` does not check it, and a value past r would only fail later, in

@@ -168,21 +168,8 @@ fn partitions_of<Tree: 'static + MerkleTreeTrait>(
     vanilla_bytes: &[Vec<u8>],
     form: Form,
 ) -> Result<Vec<PartitionCircuit>> {
-    let vanilla: Vec<FallbackPoStSectorProof<Tree>> = vanilla_bytes
-        .iter()
-        .enumerate()
-        .map(|(i, b)| {
-            bincode::deserialize(b).map_err(|e| {
-                fil_error(
-                    ErrorKind::InvalidInput,
-                    &format!(
-                        "vanilla proof {i} is not a FallbackPoStSectorProof of this sector size"
-                    ),
-                    e,
-                )
-            })
-        })
-        .collect::<Result<_>>()?;
+    let vanilla: Vec<FallbackPoStSectorProof<Tree>> =
+        super::decode_vanilla(vanilla_bytes, "a FallbackPoStSectorProof")?;
     let bad = |e| fil_error(ErrorKind::InvalidInput, "PoSt inputs", e);
     let randomness_safe: Domain<Tree> =
         as_safe_commitment(&randomness, "randomness").map_err(bad)?;

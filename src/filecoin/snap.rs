@@ -81,21 +81,8 @@ fn partitions_of<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
 ) -> Result<Vec<PartitionCircuit>> {
     let config = SectorUpdateConfig::from_porep_config(&proof.as_v1_config());
     let partitions = usize::from(config.update_partitions);
-    let vanilla: Vec<PartitionProof<Tree>> = vanilla_bytes
-        .iter()
-        .enumerate()
-        .map(|(i, b)| {
-            bincode::deserialize(b).map_err(|e| {
-                fil_error(
-                    ErrorKind::InvalidInput,
-                    &format!(
-                        "vanilla proof {i} is not an update PartitionProof of this sector size"
-                    ),
-                    e,
-                )
-            })
-        })
-        .collect::<Result<_>>()?;
+    let vanilla: Vec<PartitionProof<Tree>> =
+        super::decode_vanilla(vanilla_bytes, "an update PartitionProof")?;
     if vanilla.len() != partitions {
         return Err(Error::invalid_input(format!(
             "{} vanilla partition proofs where {proof:?} has {partitions} partitions",

@@ -445,15 +445,15 @@ impl Engine {
             }
             RandomnessChoice::Random => (0..n).map(|_| Randomness::random()).collect(),
         };
-        let seq = self.shared.next_seq.fetch_add(1, Relaxed);
-        let key = |partition| QueueKey {
+        let key = |seq, partition| QueueKey {
             priority,
             job_seq: seq,
             partition,
         };
+        // A sequence number only for a job that is admitted: seq is admission order.
         let new_job = |srs| {
             Arc::new(JobShared::new(
-                seq,
+                self.shared.next_seq.fetch_add(1, Relaxed),
                 priority,
                 kind,
                 srs,
@@ -489,7 +489,7 @@ impl Engine {
                             circuit,
                             queued_at: now,
                         };
-                        (key(index), work)
+                        (key(job.seq, index), work)
                     })
                     .collect();
                 if let Err(items) = self.shared.synth_queue.push_all(items) {
@@ -538,7 +538,7 @@ impl Engine {
                     queued_at: now,
                     ready_slot: None,
                 };
-                (key(index), work)
+                (key(job.seq, index), work)
             })
             .collect();
         if let Err(items) = self.shared.queue.push_all(items) {

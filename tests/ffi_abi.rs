@@ -325,6 +325,22 @@ fn status_numbers_are_stable_and_every_error_kind_has_its_own() {
             15,
             "CUZK_STATUS_BUFFER_TOO_SMALL",
         ),
+        (cuzk_status::InvalidInput, 16, "CUZK_STATUS_INVALID_INPUT"),
+        (
+            cuzk_status::ParamsNotFound,
+            17,
+            "CUZK_STATUS_PARAMS_NOT_FOUND",
+        ),
+        (
+            cuzk_status::SectorSizeMismatch,
+            18,
+            "CUZK_STATUS_SECTOR_SIZE_MISMATCH",
+        ),
+        (
+            cuzk_status::VerificationFailed,
+            19,
+            "CUZK_STATUS_VERIFICATION_FAILED",
+        ),
     ];
     let header = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/include/cuzk.h"))
         .expect("header");
@@ -337,7 +353,7 @@ fn status_numbers_are_stable_and_every_error_kind_has_its_own() {
         assert!(header.contains(&format!("  {name} = {number},")), "{name}");
     }
     assert_eq!(
-        unsafe { CStr::from_ptr(cuzk_status_name(16)) }.to_str(),
+        unsafe { CStr::from_ptr(cuzk_status_name(20)) }.to_str(),
         Ok("CUZK_STATUS_UNKNOWN")
     );
     let kinds = [
@@ -354,6 +370,10 @@ fn status_numbers_are_stable_and_every_error_kind_has_its_own() {
         ErrorKind::ShuttingDown,
         ErrorKind::Gpu,
         ErrorKind::Internal,
+        ErrorKind::InvalidInput,
+        ErrorKind::ParamsNotFound,
+        ErrorKind::SectorSizeMismatch,
+        ErrorKind::VerificationFailed,
     ];
     let mut seen = std::collections::HashSet::new();
     for k in kinds {

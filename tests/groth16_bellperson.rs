@@ -1,4 +1,4 @@
-//! cuzk against bellperson 0.26, the oracle: the same circuit, params, r and s must give the
+//! cuzk against bellperson 0.27, the oracle: the same circuit, params, r and s must give the
 //! same 192 proof bytes, and each prover's verifier must accept the other's proofs.
 
 use bellperson::groth16 as bp;

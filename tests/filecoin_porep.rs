@@ -209,11 +209,6 @@ fn winning_post_overtakes_a_porep_backlog() {
         porep[2].poll(),
         JobStatus::Pending { proved: 0, .. }
     ));
-    let st = engine.stats();
-    assert!(
-        st.synthesis_queue_depth >= 1,
-        "the backlog waits for synthesis"
-    );
     for j in &porep {
         j.cancel();
     }

@@ -48,22 +48,6 @@ unsafe fn vanilla(p: *const cuzk_bytes, n: usize) -> FfiResult<Vec<Vec<u8>>> {
         .collect()
 }
 
-/// The Filecoin kinds' options from the host's (NULL: defaults), with the proof count.
-unsafe fn proof_options(
-    options: *const cuzk_prove_options,
-    partitions: usize,
-) -> FfiResult<ProofOptions> {
-    let o = JobOptions::read(options)?;
-    Ok(ProofOptions {
-        randomness: o.randomness(partitions)?,
-        priority: o.priority,
-        verify: o.verify,
-        params_dir: o.params_dir.clone(),
-        admission: o.admission,
-        ..ProofOptions::default()
-    })
-}
-
 /// Submits a kind's circuits: `n` is known only once the inputs are decoded, and the
 /// options' `r`/`s` (if any) must have one scalar per partition.
 unsafe fn start(
@@ -75,11 +59,19 @@ unsafe fn start(
     let slot = out(job, "job")?;
     slot.write(std::ptr::null_mut());
     let e = handle(engine, "engine")?;
-    // Read before the (possibly slow) decoding, so a bad options struct fails first.
-    let _ = JobOptions::read(options)?;
+    // Read once, before the (possibly slow) decoding, so a bad options struct fails first;
+    // its r and s can be checked only once the partition count is known.
+    let o = JobOptions::read(options)?;
     let set = circuits()?;
-    let o = proof_options(options, set.partitions.len())?;
-    let j = filecoin::submit(&e.engine, set, o)?;
+    let options = ProofOptions {
+        randomness: o.randomness(set.partitions.len())?,
+        priority: o.priority,
+        verify: o.verify,
+        params_dir: o.params_dir,
+        admission: o.admission,
+        ..ProofOptions::default()
+    };
+    let j = filecoin::submit(&e.engine, set, options)?;
     slot.write(cuzk_job::new(j));
     Ok(())
 }

@@ -380,6 +380,7 @@ impl StageHistograms {
             gather,
             host_to_device,
             device_to_host,
+            kernels: _, // a per-device sum, not a stage (`record_kernel_active`)
         } = *t;
         self.ntt.record(ntt);
         self.ntt_upload.record(ntt_upload);

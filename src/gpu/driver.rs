@@ -6,6 +6,7 @@
 //! `cuDriverGetVersion`, and only then lets cudarc load it (inside `catch_unwind` as a last
 //! guard); a machine without a driver, or with a driver older than 13.0, gets an error value.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
 use std::marker::PhantomData;
@@ -15,6 +16,7 @@ use blstrs::{G1Affine, G2Affine};
 use cudarc::driver::result;
 use cudarc::driver::sys;
 
+use super::timeline::KernelTimeline;
 use super::{DeviceInfo, GpuError};
 
 /// The fatbin `build.rs` compiled from `cuda/*.cu`.
@@ -266,6 +268,9 @@ pub struct GpuContext {
     pub(crate) twiddles: HashMap<(u32, bool), DevBuf>,
     /// Pinned host staging for large copies, allocated on first use.
     staging: Option<Staging>,
+    /// Events around every launch on `stream`: the device's kernel-active time. A cell
+    /// because launches take `&self`; the context is not `Sync`.
+    timeline: RefCell<KernelTimeline>,
 }
 
 /// Bytes of one pinned staging buffer; two alternate so that the host copy into one overlaps
@@ -371,6 +376,7 @@ impl GpuContext {
             scratch: HashMap::new(),
             twiddles: HashMap::new(),
             staging: None,
+            timeline: RefCell::default(),
         };
         this.bind()?;
         this.stream = check(
@@ -691,17 +697,19 @@ impl GpuContext {
             )));
         }
         let mut params = args.pointers();
-        check(
-            result::launch_kernel(
-                f,
-                (grid as u32, 1, 1),
-                (block, 1, 1),
-                smem,
-                self.stream,
-                &mut params,
-            ),
-            &format!("cuLaunchKernel({name})"),
-        )
+        self.timeline.borrow_mut().bracket(self.stream, || {
+            check(
+                result::launch_kernel(
+                    f,
+                    (grid as u32, 1, 1),
+                    (block, 1, 1),
+                    smem,
+                    self.stream,
+                    &mut params,
+                ),
+                &format!("cuLaunchKernel({name})"),
+            )
+        })
     }
 
     /// Launches `name` with an explicit grid (blocks) and block size.
@@ -717,10 +725,19 @@ impl GpuContext {
             .get(name)
             .expect("every launched kernel is in KERNELS");
         let mut params = args.pointers();
-        check(
-            result::launch_kernel(f, (grid, 1, 1), (block, 1, 1), 0, self.stream, &mut params),
-            &format!("cuLaunchKernel({name})"),
-        )
+        self.timeline.borrow_mut().bracket(self.stream, || {
+            check(
+                result::launch_kernel(f, (grid, 1, 1), (block, 1, 1), 0, self.stream, &mut params),
+                &format!("cuLaunchKernel({name})"),
+            )
+        })
+    }
+
+    /// The time the device had kernels of this context running since the last call
+    /// (device-side event times; see `timeline.rs`). Waits for the last launched kernel.
+    pub fn take_kernel_time(&mut self) -> Result<std::time::Duration, GpuError> {
+        self.bind()?;
+        self.timeline.get_mut().take()
     }
 
     /// A timing event recorded now on the stream.
@@ -746,6 +763,7 @@ impl Drop for GpuContext {
         self.scratch.clear();
         self.twiddles.clear();
         self.staging = None;
+        drop(std::mem::take(self.timeline.get_mut()));
         unsafe {
             if !self.module.is_null() {
                 let _ = result::module::unload(self.module);

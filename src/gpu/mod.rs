@@ -30,6 +30,8 @@ mod gather;
 mod msm;
 #[cfg(cuzk_cuda_kernels)]
 mod ntt;
+#[cfg(cuzk_cuda_kernels)]
+mod timeline;
 
 #[cfg(cuzk_cuda_kernels)]
 pub use driver::{discover, DeviceG1Points, DeviceG2Points, DevicePoints, GpuContext};

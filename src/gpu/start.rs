@@ -206,6 +206,8 @@ impl StartPhase for GpuStart {
             .lock()
             .map_err(|_| Error::internal("a previous start phase on this device panicked"))?;
         let DeviceState { ctx, resident } = &mut *guard;
+        // Kernels a failed start phase left behind are not this one's.
+        ctx.take_kernel_time()?;
         let mut timings = StartTimings::default();
         let Evaluations {
             mut a,
@@ -258,6 +260,7 @@ impl StartPhase for GpuStart {
             None => uploaded_msms(ctx, srs, w, t)?,
         };
         timings.msm = srs_upload + msm_h + t2.elapsed();
+        timings.kernels = ctx.take_kernel_time()?;
         Ok((
             PartialProof {
                 h,

@@ -217,4 +217,9 @@ impl GpuContext {
 
     /// Frees cached device buffers (twiddles, MSM scratch).
     pub fn release_scratch(&mut self) {}
+
+    /// The device's kernel-active time since the last call.
+    pub fn take_kernel_time(&mut self) -> Result<std::time::Duration, GpuError> {
+        Err(GpuError::NotCompiled)
+    }
 }

@@ -67,6 +67,10 @@ pub struct StartTimings {
     pub host_to_device: Duration,
     /// Device → host copies over the whole start phase (device-event times; zero on the CPU).
     pub device_to_host: Duration,
+    /// Time the device had a kernel running during the start phase, measured on the device
+    /// (timing events around every launch). Zero on the CPU, which runs no kernels. The
+    /// start phase's wall time less this is the device's idle time inside the start phase.
+    pub kernels: Duration,
 }
 
 /// The kind of processor a start phase runs on, as the stats report it. The numbers are

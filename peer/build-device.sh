@@ -45,7 +45,8 @@ if [ "${1:-}" = "--commit" ]; then
     rev="$(git -C "$repo" rev-parse --verify "${2:?--commit needs a revision}^{commit}")"
     src="$(mktemp -d)/cuzk"
     git -C "$repo" worktree add --detach "$src" "$rev" >/dev/null
-    trap 'git -C "$repo" worktree remove --force "$src"' EXIT
+    cleanup="git -C '$repo' worktree remove --force '$src'"
+    trap 'eval "$cleanup"' EXIT
     # peer_bench prints which cuzk it carries.
     export CUZK_PEER_SOURCE="commit ${rev:0:7}"
 else
@@ -62,22 +63,33 @@ cxx="$repo/peer/target/static-libstdcxx"
 mkdir -p "$cxx"
 ln -sf "$(c++ -print-file-name=libstdc++.a)" "$cxx/libstdc++.a"
 cargo rustc --release --locked --bin peer_bench -- -L "native=$cxx"
+CUZK_PEER_PROVER="bellperson 0.27 + supraseal-c2, GPU" \
+    cargo rustc --release --locked --bin filecoin_bench_supraseal -- -L "native=$cxx"
 
 out="$repo/.devbin-peer"
-mkdir -p "$out"
-strip -o "$out/peer_bench" "$CARGO_TARGET_DIR/release/peer_bench"
+stage="$(mktemp -d)"
+cleanup="rm -rf '$stage'; ${cleanup:-:}"
+trap 'eval "$cleanup"' EXIT
+bins=(peer_bench filecoin_bench_supraseal)
+for b in "${bins[@]}"; do
+    strip -o "$stage/$b" "$CARGO_TARGET_DIR/release/$b"
+done
 
-# Any CUDA runtime the binary links dynamically goes next to it (the GPU machine has the
-# driver but maybe not libcudart); run it with LD_LIBRARY_PATH=.devbin-peer then.
-for lib in $(ldd "$out/peer_bench" | awk '/libcudart|libnvrtc|not found/ {print $1}'); do
+# Any CUDA runtime the binaries link dynamically goes next to them (the GPU machine has the
+# driver but maybe not libcudart); run them with LD_LIBRARY_PATH set to their folder then.
+for lib in $(cd "$stage" && ldd "${bins[@]}" | awk '/libcudart|libnvrtc|not found/ {print $1}'); do
     if [ -e "$tk/lib/$lib" ]; then
-        cp -L "$tk/lib/$lib" "$out/"
+        cp -L "$tk/lib/$lib" "$stage/"
     else
         echo "build-device: $lib is needed but not in $tk/lib" >&2
         exit 1
     fi
 done
+(cd "$stage" && ldd "${bins[@]}")
 
-ldd "$out/peer_bench"
+# Compressed: the device tool carries 64 MiB at most. On the GPU machine:
+#   mkdir -p /tmp/peer && tar -xzf .devbin-peer/peer.tgz -C /tmp/peer
+mkdir -p "$out"
+rm -f "$out"/*
+tar -czf "$out/peer.tgz" -C "$stage" .
 ls -l "$out"
-du -sh "$out"

@@ -1,19 +1,24 @@
 //! A backlog of real PoRep C2s through cuzk's engine, next to filecoin-proofs'
-//! `seal_commit_phase2` (bellperson on the CPU) on the same C1 outputs, in one process.
+//! `seal_commit_phase2` on the same C1 outputs, in one process.
 //!
 //! ```text
 //! cargo build --release --features test-fixtures --bin filecoin_bench
-//! target/release/filecoin_bench [--sectors N] [--synthesis-threads T] [--no-peer] [--params DIR]
+//! target/release/filecoin_bench [--sectors N] [--sector-size 2KiB|8MiB|512MiB]
+//!     [--synthesis-threads T] [--no-peer] [--params DIR]
 //! ```
 //!
-//! Seals N 2KiB sectors with filecoin-proofs, makes (or finds) the test params in DIR
-//! (default `target/cuzk-test-params`), submits all N C2s to one engine at once (every GPU,
-//! or the CPU), and prints per partition its synthesis, queue wait and device time, per
-//! proof its end-to-end time, and the devices' busy fraction (the device mutex held: the
-//! device's own kernel-active time is not measured yet). Every proof is checked with
-//! filecoin-proofs' `verify_seal` after the clock stops. Then, unless `--no-peer`,
-//! filecoin-proofs proves the same C1s one after another (as a filecoin-ffi host does) and
-//! the ratio of the two backlogs' wall times is printed.
+//! Seals N sectors with filecoin-proofs, makes (or finds) the test params in DIR (default
+//! `target/cuzk-test-params`), submits all N C2s to one engine at once (every GPU, or the
+//! CPU), and prints per partition its synthesis, queue wait and device time, per proof its
+//! end-to-end time, and per device the time it held its mutex and the time it had kernels
+//! running (measured on the device). Every proof is checked with filecoin-proofs'
+//! `verify_seal` after the clock stops. Then, unless `--no-peer`, filecoin-proofs proves the
+//! same C1s one after another (as a filecoin-ffi host does) and the ratio of the two
+//! backlogs' wall times is printed.
+//!
+//! Built in this crate, filecoin-proofs proves with bellperson on the CPU. `peer/` builds the
+//! same source as `filecoin_bench_supraseal`, where filecoin-proofs proves through
+//! supraseal-c2 on the GPU, as filecoin-ffi does on a GPU machine.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -22,9 +27,17 @@ use cuzk::filecoin::{proof_bytes, prove_porep_c2, ParamsFor, ProofOptions};
 use cuzk::fixtures::filecoin_params::ensure_test_params;
 use cuzk::fixtures::sector;
 use cuzk::{Engine, EngineConfig};
+use filecoin_proofs_api::RegisteredSealProof;
+
+/// Which prover filecoin-proofs' side runs: `peer/build-device.sh` sets it at compile time.
+const PEER_PROVER: &str = match option_env!("CUZK_PEER_PROVER") {
+    Some(p) => p,
+    None => "bellperson 0.27, CPU",
+};
 
 struct Args {
     sectors: usize,
+    seal_proof: RegisteredSealProof,
     synthesis_threads: usize,
     peer: bool,
     params: PathBuf,
@@ -33,6 +46,7 @@ struct Args {
 fn args() -> Result<Args, String> {
     let mut a = Args {
         sectors: 3,
+        seal_proof: sector::SEAL_2KIB,
         synthesis_threads: 0,
         peer: true,
         params: std::env::var_os("CUZK_TEST_PARAMS").map_or_else(
@@ -50,6 +64,14 @@ fn args() -> Result<Args, String> {
                     .parse()
                     .map_err(|e| format!("--synthesis-threads: {e}"))?
             }
+            "--sector-size" => {
+                a.seal_proof = match value()?.as_str() {
+                    "2KiB" => RegisteredSealProof::StackedDrg2KiBV1_1,
+                    "8MiB" => RegisteredSealProof::StackedDrg8MiBV1_1,
+                    "512MiB" => RegisteredSealProof::StackedDrg512MiBV1_1,
+                    other => return Err(format!("--sector-size {other}: 2KiB, 8MiB or 512MiB")),
+                }
+            }
             "--no-peer" => a.peer = false,
             "--params" => a.params = PathBuf::from(value()?),
             other => return Err(format!("unknown argument {other}")),
@@ -59,6 +81,15 @@ fn args() -> Result<Args, String> {
         return Err("--sectors must be at least 1".into());
     }
     Ok(a)
+}
+
+fn sector_size_name(p: RegisteredSealProof) -> String {
+    let bytes = u64::from(p.sector_size());
+    match bytes {
+        b if b >= 1 << 30 => format!("{}GiB", b >> 30),
+        b if b >= 1 << 20 => format!("{}MiB", b >> 20),
+        b => format!("{}KiB", b >> 10),
+    }
 }
 
 fn ms(d: Duration) -> f64 {
@@ -71,19 +102,20 @@ fn run() -> Result<(), String> {
     let scratch = std::env::temp_dir().join(format!("cuzk-filecoin-bench-{}", std::process::id()));
     std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &a.params);
     std::env::set_var("FIL_PROOFS_PARENT_CACHE", scratch.join("parents"));
-    let (_, made) = ensure_test_params(ParamsFor::Seal(sector::SEAL_2KIB), &a.params).map_err(e)?;
+    let size = sector_size_name(a.seal_proof);
+    let (_, made) = ensure_test_params(ParamsFor::Seal(a.seal_proof), &a.params).map_err(e)?;
     if !made.is_zero() {
         println!(
-            "made the 2KiB PoRep test params in {:.1} s",
+            "made the {size} PoRep test params in {:.1} s",
             made.as_secs_f64()
         );
     }
     let prover_id = cuzk::filecoin::prover_id_from_miner(1000);
     let sectors = (1..=a.sectors as u64)
         .map(|id| {
-            sector::seal_2kib(
+            sector::seal(
                 &scratch.join(format!("s{id}")),
-                sector::SEAL_2KIB,
+                a.seal_proof,
                 id,
                 prover_id,
                 id,
@@ -99,7 +131,7 @@ fn run() -> Result<(), String> {
     .map_err(e)?;
     let names: Vec<_> = engine.devices().iter().map(|d| d.name.clone()).collect();
     println!(
-        "# filecoin_bench --sectors {} --synthesis-threads {}: {} 2KiB PoRep C2s on {} ({} synthesis threads)",
+        "# filecoin_bench --sectors {} --sector-size {size} --synthesis-threads {}: {} {size} PoRep C2s on {} ({} synthesis threads)",
         a.sectors,
         a.synthesis_threads,
         a.sectors,
@@ -107,7 +139,7 @@ fn run() -> Result<(), String> {
         engine.stats().synthesis_threads
     );
     // Load the params before the clock starts: a host preloads them at start-up.
-    let path = ParamsFor::Seal(sector::SEAL_2KIB)
+    let path = ParamsFor::Seal(a.seal_proof)
         .params_path(Some(&a.params))
         .map_err(e)?;
     let t = Instant::now();
@@ -192,7 +224,7 @@ fn run() -> Result<(), String> {
         }
         let peer = t.elapsed();
         println!(
-            "filecoin-proofs seal_commit_phase2 (bellperson, CPU): {} proofs in {:.2} s ({:.2} s per proof)",
+            "filecoin-proofs seal_commit_phase2 ({PEER_PROVER}): {} proofs in {:.2} s ({:.2} s per proof)",
             sectors.len(),
             peer.as_secs_f64(),
             peer.as_secs_f64() / sectors.len() as f64

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (no cargo, no network), from the repository root, with the binaries
+# scripts/build-device.sh staged in .devbin/ (and peer/build-device.sh's in .devbin-peer/,
+# for `c2`). Logs go to $OUT (or ./device-out). Each part is one device-tool call's worth:
+#
+#   scripts/device-suite.sh tests      the GPU tests, then every Filecoin kind's tests on the GPU
+#   scripts/device-suite.sh c2 [SIZE]  the PoRep C2 backlog (filecoin_bench) at SIZE (2KiB):
+#                                      against filecoin-proofs with supraseal-c2 when the peer
+#                                      build is there, else with --no-peer
+#   scripts/device-suite.sh engine     engine_bench's backlog with nvidia-smi sampling the GPU's
+#                                      utilization beside it (the device's own kernel time
+#                                      against what the driver reports)
+#
+# Several parts may be given in one call: `scripts/device-suite.sh tests c2 2KiB engine`.
+set -uo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+out="${OUT:-$repo/device-out}"
+mkdir -p "$out"
+bin=/tmp/cuzk
+if [ ! -x "$bin/cuzk_fixtures" ]; then
+    mkdir -p "$bin"
+    tar -xzf "$repo/.devbin/bin.tgz" -C "$bin"
+fi
+if [ -f "$repo/.devbin-peer/peer.tgz" ] && [ ! -x /tmp/peer/filecoin_bench_supraseal ]; then
+    mkdir -p /tmp/peer
+    tar -xzf "$repo/.devbin-peer/peer.tgz" -C /tmp/peer
+fi
+# The Filecoin tests and benches look for their params and scratch here; filecoin-proofs
+# writes its parents' cache under FIL_PROOFS_PARENT_CACHE.
+export CUZK_TEST_PARAMS=/tmp/cuzk-params
+export CUZK_TEST_SCRATCH=/tmp/cuzk-scratch
+export FIL_PROOFS_PARAMETER_CACHE=$CUZK_TEST_PARAMS
+export FIL_PROOFS_PARENT_CACHE=/tmp/cuzk-parents
+mkdir -p "$CUZK_TEST_SCRATCH" "$FIL_PROOFS_PARENT_CACHE"
+echo "cuzk $(cat "$bin/COMMIT" | tr '\n' ' ')" | tee "$out/commit.txt"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+
+# Every 2KiB kind's test params, made once per machine (cuzk's generator on all cores).
+params() {
+    [ -e "$CUZK_TEST_PARAMS/.made-2kib" ] && return 0
+    /usr/bin/time -v "$bin/cuzk_fixtures" filecoin-inputs /tmp/cuzk-fixtures "$CUZK_TEST_PARAMS" \
+        >"$out/params.log" 2>&1 && touch "$CUZK_TEST_PARAMS/.made-2kib"
+    tail -n 20 "$out/params.log"
+}
+
+run_test() { # name, args...
+    local t="$1"
+    shift
+    echo "== $t"
+    "$bin/$t" --test-threads 1 "$@" >"$out/$t.log" 2>&1
+    local rc=$?
+    grep -E "^test result|SKIP|panicked|FAILED" "$out/$t.log" | head -n 20
+    echo "$t rc=$rc"
+}
+
+while [ $# -gt 0 ]; do
+    part="$1"
+    shift
+    case "$part" in
+    tests)
+        for t in gpu_msm gpu_msm_g2 gpu_ntt gpu_density gpu_prove; do run_test "$t"; done
+        params
+        for t in filecoin_post filecoin_porep; do run_test "$t"; done
+        ;;
+    c2)
+        params
+        size=2KiB
+        case "${1:-}" in 2KiB | 8MiB | 512MiB) size="$1" && shift ;; esac
+        n="${C2_SECTORS:-4}"
+        if [ -x /tmp/peer/filecoin_bench_supraseal ]; then
+            echo "== filecoin_bench_supraseal --sectors $n --sector-size $size"
+            LD_LIBRARY_PATH=/tmp/peer /tmp/peer/filecoin_bench_supraseal --sectors "$n" \
+                --sector-size "$size" --params "$CUZK_TEST_PARAMS" 2>&1 | tee "$out/c2-$size-supraseal.log"
+        fi
+        echo "== filecoin_bench --sectors $n --sector-size $size --no-peer"
+        "$bin/filecoin_bench" --sectors "$n" --sector-size "$size" --no-peer \
+            --params "$CUZK_TEST_PARAMS" 2>&1 | tee "$out/c2-$size.log"
+        ;;
+    engine)
+        for c in 250000 4000000; do
+            nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits \
+                -lms 100 >"$out/smi-$c.csv" &
+            smi=$!
+            echo "== engine_bench --gpu 1 --seconds 20 --constraints $c"
+            "$bin/engine_bench" --gpu 1 --seconds 20 --constraints "$c" --partitions 2 \
+                --backlog 6 --finalizers 4 2>&1 | tee "$out/engine-$c.log"
+            kill "$smi"
+            # The bench's first seconds (params upload, warm-up) are in both figures; the
+            # sampled mean is over the whole run, as the bench's life-long fractions are.
+            awk -F', ' '{s += $2; n++} END {if (n) printf "nvidia-smi utilization.gpu mean %.1f%% over %d samples (100 ms)\n", s / n, n}' \
+                "$out/smi-$c.csv" | tee -a "$out/engine-$c.log"
+        done
+        ;;
+    *)
+        echo "device-suite: unknown part $part" >&2
+        exit 2
+        ;;
+    esac
+done

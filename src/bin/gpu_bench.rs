@@ -19,7 +19,7 @@ use group::{Curve, Group};
 use rand_core::RngCore;
 use rayon::prelude::*;
 
-use cuzk::gpu::{self, GpuContext, MsmTimings, NttKind, NttTimings};
+use cuzk::gpu::{self, GpuContext, MsmTimings, MsmTuning, NttKind, NttTimings};
 
 /// SplitMix64: a seeded generator for benchmark inputs (no dev-dependencies in a bin).
 struct SplitMix(u64);
@@ -328,13 +328,6 @@ fn main() {
     }
 }
 
-/// The MSM tuning variables a sweep configuration may set (any not named is unset).
-const TUNING_VARS: &[&str] = &[
-    "CUZK_MSM_WINDOW",
-    "CUZK_MSM_SLICE",
-    "CUZK_MSM_REDUCE_THREADS",
-];
-
 /// G1 MSM with resident points under each `;`-separated configuration (`VAR=value,...` or
 /// `default`), same inputs; every result is checked against the first configuration's.
 fn sweep(ctx: &mut GpuContext, msm_logs: &[u32], configs: &str, runs: usize) {
@@ -350,19 +343,7 @@ fn sweep(ctx: &mut GpuContext, msm_logs: &[u32], configs: &str, runs: usize) {
         let on_device = ctx.upload_g1_points(&p).expect("upload points");
         let mut reference = None;
         for config in configs.split(';').map(str::trim).filter(|c| !c.is_empty()) {
-            for var in TUNING_VARS {
-                std::env::remove_var(var);
-            }
-            for kv in config.split(',').filter(|kv| *kv != "default") {
-                let (k, v) = kv
-                    .split_once('=')
-                    .expect("configuration items are VAR=value");
-                assert!(
-                    TUNING_VARS.contains(&k),
-                    "{k} is not an MSM tuning variable"
-                );
-                std::env::set_var(k, v);
-            }
+            ctx.set_msm_tuning(MsmTuning::parse(config).unwrap_or_else(|e| panic!("{e}")));
             let (r, _) = ctx.msm_g1_resident(&on_device, 0, &s).expect("msm");
             match &reference {
                 None => reference = Some(r),
@@ -387,9 +368,7 @@ fn sweep(ctx: &mut GpuContext, msm_logs: &[u32], configs: &str, runs: usize) {
                 m(|t| t.sort_ms + t.accumulate_ms + t.merge_ms + t.reduce_ms),
             );
         }
-        for var in TUNING_VARS {
-            std::env::remove_var(var);
-        }
+        ctx.set_msm_tuning(MsmTuning::default());
         drop(on_device);
         ctx.release_scratch();
     }

@@ -17,7 +17,7 @@ use cudarc::driver::result;
 use cudarc::driver::sys;
 
 use super::timeline::KernelTimeline;
-use super::{DeviceInfo, GpuError};
+use super::{DeviceInfo, GpuError, MsmTuning};
 
 /// The fatbin `build.rs` compiled from `cuda/*.cu`.
 static FATBIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cuzk.fatbin"));
@@ -249,6 +249,45 @@ pub(crate) const KERNELS: &[&str] = &[
     "cuzk_gather_dense",
 ];
 
+/// The device scratch buffers a context keeps, one per purpose: each grows to the largest
+/// request and is reused by every later call (an MSM or NTT allocates nothing once warm).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Scratch {
+    /// The H step's a, b and c (the coefficient vectors the transforms run over in place).
+    NttA,
+    NttB,
+    NttC,
+    /// The H step's out-of-place transform target; also where H ends (the H MSM's scalars).
+    NttT,
+    /// The 32-entry power table the scale and twiddle kernels read.
+    NttPowers,
+    /// A density gather's bitmap words and their prefix counts.
+    GatherWords,
+    GatherPrefix,
+    /// An MSM's scalars (uploaded, or gathered there on the device).
+    MsmScalars,
+    /// An MSM's points, when they are not resident.
+    MsmPoints,
+    /// Per window digit histogram, its totals and the chunked scan's partial sums.
+    MsmHistogram,
+    MsmTotals,
+    MsmScanChunks,
+    /// Point indices sorted by digit, per window.
+    MsmSortedIndices,
+    /// Bucket sums, per window.
+    MsmBuckets,
+    /// Per-slice partial bucket sums and their buckets, and the merge's second level.
+    MsmPieces,
+    MsmPieceBuckets,
+    MsmPieces2,
+    MsmPieceBuckets2,
+    /// The bucket reduction's per-segment totals and running sums.
+    MsmSegmentTotals,
+    MsmSegmentSums,
+    /// One sum per window, downloaded and combined on the host.
+    MsmWindowSums,
+}
+
 /// One device: its primary context, a stream, the loaded kernels and cached buffers.
 ///
 /// Not `Sync`: one thread at a time drives a context (the engine's device mutex). Methods
@@ -263,7 +302,7 @@ pub struct GpuContext {
     module: sys::CUmodule,
     functions: HashMap<&'static str, sys::CUfunction>,
     /// Scratch buffers by purpose, grown on demand and kept between calls.
-    scratch: HashMap<&'static str, DevBuf>,
+    scratch: HashMap<Scratch, DevBuf>,
     /// NTT twiddle tables by (log n, inverse).
     pub(crate) twiddles: HashMap<(u32, bool), DevBuf>,
     /// Pinned host staging for large copies, allocated on first use.
@@ -271,6 +310,8 @@ pub struct GpuContext {
     /// Events around every launch on `stream`: the device's kernel-active time. A cell
     /// because launches take `&self`; the context is not `Sync`.
     timeline: RefCell<KernelTimeline>,
+    /// The MSM's overrides (benchmarking), read from the environment once, at creation.
+    pub(crate) msm_tuning: MsmTuning,
 }
 
 /// Bytes of one pinned staging buffer; two alternate so that the host copy into one overlaps
@@ -377,6 +418,7 @@ impl GpuContext {
             twiddles: HashMap::new(),
             staging: None,
             timeline: RefCell::default(),
+            msm_tuning: MsmTuning::from_env(),
         };
         this.bind()?;
         this.stream = check(
@@ -444,16 +486,16 @@ impl GpuContext {
     /// The scratch buffer `name`, at least `bytes` long (contents undefined).
     pub(crate) fn scratch(
         &mut self,
-        name: &'static str,
+        name: Scratch,
         bytes: usize,
     ) -> Result<sys::CUdeviceptr, GpuError> {
-        if let Some(b) = self.scratch.get(name) {
+        if let Some(b) = self.scratch.get(&name) {
             if b.bytes >= bytes {
                 return Ok(b.ptr);
             }
         }
         // Free the old one first so that the peak is not old + new.
-        self.scratch.remove(name);
+        self.scratch.remove(&name);
         let b = self.alloc(bytes)?;
         let p = b.ptr;
         self.scratch.insert(name, b);

@@ -16,7 +16,9 @@ use blstrs::{G1Projective, G2Projective, Scalar};
 use cudarc::driver::{result, sys};
 use group::Group;
 
-use super::driver::{Args, DevBuf, DeviceG1Points, DeviceG2Points, DevicePoints, GpuContext};
+use super::driver::{
+    Args, DevBuf, DeviceG1Points, DeviceG2Points, DevicePoints, GpuContext, Scratch,
+};
 use super::msm::{DeviceCurve, Points, Scalars, G1, G2};
 use super::{GpuError, MsmTimings};
 use crate::groth16::density::Selection;
@@ -183,8 +185,8 @@ impl GpuContext {
             Selection::Dense(d) if scalars.len > 0 => {
                 let words = d.words();
                 let prefix = prefix_popcounts(words);
-                let d_words = self.scratch("gather.words", words.len() * 8)?;
-                let d_prefix = self.scratch("gather.prefix", prefix.len() * 4)?;
+                let d_words = self.scratch(Scratch::GatherWords, words.len() * 8)?;
+                let d_prefix = self.scratch(Scratch::GatherPrefix, prefix.len() * 4)?;
                 self.upload_staged(d_words, words)?;
                 self.upload_staged(d_prefix, &prefix)?;
                 (d_words, d_prefix)

@@ -20,7 +20,7 @@ mod types;
 
 pub use error::GpuError;
 pub use start::GpuStart;
-pub use types::{DeviceInfo, MsmTimings, NttKind, NttTimings};
+pub use types::{DeviceInfo, MsmTimings, MsmTuning, NttKind, NttTimings};
 
 #[cfg(cuzk_cuda_kernels)]
 mod driver;

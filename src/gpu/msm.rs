@@ -10,8 +10,8 @@ use blst::{
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use group::Group;
 
-use super::driver::{Args, DeviceG1Points, DeviceG2Points, DevicePoints, GpuContext};
-use super::{GpuError, MsmTimings};
+use super::driver::{Args, DeviceG1Points, DeviceG2Points, DevicePoints, GpuContext, Scratch};
+use super::{GpuError, MsmTimings, MsmTuning};
 
 const _: () = assert!(
     std::mem::size_of::<G1Affine>() == 96,
@@ -81,17 +81,17 @@ impl DeviceCurve for G2 {
         xyzz_to_g2(words)
     }
 }
-/// Sorted entries per accumulation thread for n points (`CUZK_MSM_SLICE` overrides it, for
+/// Sorted entries per accumulation thread for n points (`MsmTuning::slice` overrides it, for
 /// benchmarking). Longer slices leave fewer pieces to merge (2^24 points, c = 20 on an H200:
 /// merge 22 / 12 / 8 ms for L = 32 / 64 / 128, the accumulation unchanged), but below 2^22
 /// points they leave too few threads to fill the GPU.
-fn slice_len(n: usize) -> u32 {
+fn slice_len(n: usize, tuning: &MsmTuning) -> u32 {
     let default = match n {
         _ if n < 1 << 22 => 32,
         _ if n < 1 << 23 => 64,
         _ => 128,
     };
-    env_u32("CUZK_MSM_SLICE").unwrap_or(default).clamp(1, 4096)
+    tuning.slice.unwrap_or(default).clamp(1, 4096)
 }
 /// Histogram entries per scan chunk: a window's 2^(c-1) + 1 entries are scanned as
 /// ceil((2^(c-1) + 1) / SCAN_CHUNK) chunks in parallel; one thread per window then scans only
@@ -103,11 +103,9 @@ const MERGE_CHUNK: u32 = 32;
 const EC_BLOCK: u32 = 128;
 /// Aim for this many bucket-reduction threads over all windows (each then runs over
 /// m = B/K buckets; the pairwise merge of segments costs only doublings).
-/// `CUZK_MSM_REDUCE_THREADS` overrides it (for benchmarking).
-fn reduce_threads() -> u32 {
-    env_u32("CUZK_MSM_REDUCE_THREADS")
-        .unwrap_or(1 << 17)
-        .clamp(2, 1 << 24)
+/// `MsmTuning::reduce_threads` overrides it (for benchmarking).
+fn reduce_threads(tuning: &MsmTuning) -> u32 {
+    tuning.reduce_threads.unwrap_or(1 << 17).clamp(2, 1 << 24)
 }
 
 /// The window size in bits for n points, from sweeps on an H200 (`gpu_bench sweep`,
@@ -115,9 +113,10 @@ fn reduce_threads() -> u32 {
 /// 2^22 and 2^23, c = 20 at 2^24 (258 ms against 267 for c = 16: 13 windows instead of 16,
 /// for a bucket reduction of 29 ms instead of 8) and 2^26; smaller inputs use about
 /// log2(n) - 4. The switch to 20 sits between the two measured sizes (16 wins by 9 ms at
-/// 2^23, 20 by 9 ms at 2^24). `CUZK_MSM_WINDOW` overrides it (for benchmarking), up to 20.
-fn window_bits(n: usize) -> u32 {
-    if let Some(c) = env_u32("CUZK_MSM_WINDOW") {
+/// 2^23, 20 by 9 ms at 2^24). `MsmTuning::window_bits` overrides it (for benchmarking), up to
+/// 20.
+fn window_bits(n: usize, tuning: &MsmTuning) -> u32 {
+    if let Some(c) = tuning.window_bits {
         return c.clamp(4, 20);
     }
     let lg = usize::BITS - n.max(1).leading_zeros(); // floor(log2 n) + 1
@@ -128,10 +127,6 @@ fn window_bits(n: usize) -> u32 {
     } else {
         20
     }
-}
-
-fn env_u32(name: &str) -> Option<u32> {
-    std::env::var(name).ok().and_then(|v| v.parse().ok())
 }
 
 /// Where an MSM's points are.
@@ -166,25 +161,30 @@ struct Plan {
 }
 
 impl Plan {
-    fn new(n: usize) -> Plan {
-        let c = window_bits(n);
+    fn new(n: usize, tuning: &MsmTuning) -> Plan {
+        let c = window_bits(n, tuning);
         let nwin = 256u32.div_ceil(c);
         let buckets = 1u32 << (c - 1);
-        let want = (reduce_threads() / nwin).max(2);
+        let want = (reduce_threads(tuning) / nwin).max(2);
         let segments = (1u32 << (31 - want.leading_zeros())).min(buckets).max(2);
         Plan {
             n: n as u32,
             c,
             nwin,
             buckets,
-            slice: slice_len(n),
-            slices: (n as u32).div_ceil(slice_len(n)),
+            slice: slice_len(n, tuning),
+            slices: (n as u32).div_ceil(slice_len(n, tuning)),
             segments,
         }
     }
 }
 
 impl GpuContext {
+    /// Replaces the MSM overrides this context took from the environment when it was created.
+    pub fn set_msm_tuning(&mut self, tuning: MsmTuning) {
+        self.msm_tuning = tuning;
+    }
+
     /// Σ scalars[i]·points[i] over G1. `points` and `scalars` must have the same length
     /// (below 2^31). Points at infinity are skipped; duplicates and opposite points are fine.
     pub fn msm_g1(
@@ -305,7 +305,7 @@ impl GpuContext {
     /// The device buffer an MSM of `n` scalars converts in place: filling it on the device
     /// and passing [`Scalars::Scratch`] skips the upload.
     pub(super) fn msm_scalar_scratch(&mut self, n: usize) -> Result<u64, GpuError> {
-        self.scratch("msm.scalars", n * 32)
+        self.scratch(Scratch::MsmScalars, n * 32)
     }
 
     /// The pipeline with its points and scalars wherever they are.
@@ -329,32 +329,38 @@ impl GpuContext {
             return Ok((C::Projective::identity(), MsmTimings::default()));
         }
         self.bind()?;
-        let p = Plan::new(len);
+        let p = Plan::new(len, &self.msm_tuning);
         let n = p.n as usize;
         let (nwin, nb, t2) = (p.nwin as usize, p.buckets as usize, 2 * p.slices as usize);
         let hist_len = nwin * (nb + 1);
 
         let d_points = match points {
-            Points::Host(_) => self.scratch("msm.points", n * C::AFFINE_BYTES)?,
+            Points::Host(_) => self.scratch(Scratch::MsmPoints, n * C::AFFINE_BYTES)?,
             Points::Device(ptr) => ptr,
         };
         let d_scalars = self.msm_scalar_scratch(n)?;
-        let d_hist = self.scratch("msm.hist", hist_len * 4)?;
-        let d_totals = self.scratch("msm.totals", nwin * 4)?;
+        let d_hist = self.scratch(Scratch::MsmHistogram, hist_len * 4)?;
+        let d_totals = self.scratch(Scratch::MsmTotals, nwin * 4)?;
         let scan_chunks = (p.buckets + 1).div_ceil(SCAN_CHUNK);
-        let d_scan = self.scratch("msm.scan_chunks", nwin * scan_chunks as usize * 4)?;
-        let d_sidx = self.scratch("msm.sorted_idx", nwin * n * 4)?;
-        let d_buckets = self.scratch("msm.buckets", nwin * nb * C::XYZZ_BYTES)?;
-        let d_pieces = self.scratch("msm.pieces", nwin * t2 * C::XYZZ_BYTES)?;
-        let d_pbkt = self.scratch("msm.piece_bkt", nwin * t2 * 4)?;
+        let d_scan = self.scratch(Scratch::MsmScanChunks, nwin * scan_chunks as usize * 4)?;
+        let d_sidx = self.scratch(Scratch::MsmSortedIndices, nwin * n * 4)?;
+        let d_buckets = self.scratch(Scratch::MsmBuckets, nwin * nb * C::XYZZ_BYTES)?;
+        let d_pieces = self.scratch(Scratch::MsmPieces, nwin * t2 * C::XYZZ_BYTES)?;
+        let d_pbkt = self.scratch(Scratch::MsmPieceBuckets, nwin * t2 * 4)?;
         // The merge levels ping-pong between the pieces and these (level 1 writes at most
         // 2*ceil(2T/G) slots per window, later levels fewer).
         let t2b = 2 * t2.div_ceil(MERGE_CHUNK as usize);
-        let d_pieces2 = self.scratch("msm.pieces2", nwin * t2b * C::XYZZ_BYTES)?;
-        let d_pbkt2 = self.scratch("msm.piece_bkt2", nwin * t2b * 4)?;
-        let d_tot = self.scratch("msm.seg_tot", nwin * p.segments as usize * C::XYZZ_BYTES)?;
-        let d_acc = self.scratch("msm.seg_acc", nwin * p.segments as usize * C::XYZZ_BYTES)?;
-        let d_out = self.scratch("msm.out", nwin * C::XYZZ_BYTES)?;
+        let d_pieces2 = self.scratch(Scratch::MsmPieces2, nwin * t2b * C::XYZZ_BYTES)?;
+        let d_pbkt2 = self.scratch(Scratch::MsmPieceBuckets2, nwin * t2b * 4)?;
+        let d_tot = self.scratch(
+            Scratch::MsmSegmentTotals,
+            nwin * p.segments as usize * C::XYZZ_BYTES,
+        )?;
+        let d_acc = self.scratch(
+            Scratch::MsmSegmentSums,
+            nwin * p.segments as usize * C::XYZZ_BYTES,
+        )?;
+        let d_out = self.scratch(Scratch::MsmWindowSums, nwin * C::XYZZ_BYTES)?;
 
         let e0 = self.mark()?;
         if let Points::Host(points) = points {

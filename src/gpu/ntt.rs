@@ -5,7 +5,7 @@ use std::time::Instant;
 use blstrs::{G1Projective, Scalar};
 use ff::{Field, PrimeField};
 
-use super::driver::{Args, DeviceG1Points, Event, GpuContext};
+use super::driver::{Args, DeviceG1Points, Event, GpuContext, Scratch};
 use super::msm::{Points, Scalars, G1};
 use super::{GpuError, MsmTimings, NttKind, NttTimings};
 
@@ -57,9 +57,9 @@ impl GpuContext {
         let log_n = n.trailing_zeros();
         let inverse = matches!(kind, NttKind::Inverse | NttKind::InverseCoset);
         let bytes = n * 32;
-        let d_a = self.scratch("ntt.a", bytes)?;
-        let d_b = self.scratch("ntt.b", bytes)?;
-        let d_pw = self.scratch("ntt.pw", 32 * 32)?;
+        let d_a = self.scratch(Scratch::NttA, bytes)?;
+        let d_b = self.scratch(Scratch::NttB, bytes)?;
+        let d_pw = self.scratch(Scratch::NttPowers, 32 * 32)?;
 
         let e0 = self.mark()?;
         self.upload_staged(d_a, values)?;
@@ -204,12 +204,12 @@ impl GpuContext {
         let log_n = n.trailing_zeros();
         let bytes = n * 32;
         let d = [
-            self.scratch("ntt.a", bytes)?,
-            self.scratch("ntt.b", bytes)?,
-            self.scratch("ntt.c", bytes)?,
+            self.scratch(Scratch::NttA, bytes)?,
+            self.scratch(Scratch::NttB, bytes)?,
+            self.scratch(Scratch::NttC, bytes)?,
         ];
-        let d_t = self.scratch("ntt.t", bytes)?;
-        let d_pw = self.scratch("ntt.pw", 32 * 32)?;
+        let d_t = self.scratch(Scratch::NttT, bytes)?;
+        let d_pw = self.scratch(Scratch::NttPowers, 32 * 32)?;
         let e0 = self.mark()?;
         self.upload_staged(d[0], a)?;
         self.upload_staged(d[1], b)?;

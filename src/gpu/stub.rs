@@ -218,6 +218,9 @@ impl GpuContext {
     /// Frees cached device buffers (twiddles, MSM scratch).
     pub fn release_scratch(&mut self) {}
 
+    /// Replaces the MSM overrides.
+    pub fn set_msm_tuning(&mut self, _tuning: super::MsmTuning) {}
+
     /// The device's kernel-active time since the last call.
     pub fn take_kernel_time(&mut self) -> Result<std::time::Duration, GpuError> {
         Err(GpuError::NotCompiled)

@@ -69,3 +69,77 @@ pub struct NttTimings {
     /// Wall time of the whole call.
     pub total_ms: f32,
 }
+
+/// Overrides of the MSM's size-derived parameters, for benchmarking (`gpu_bench sweep`);
+/// `None` keeps the default tuned for the size. A context takes `MsmTuning::from_env()` when it
+/// is created and keeps it: nothing reads the environment per MSM.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MsmTuning {
+    /// The window size c in bits, 4..=20 (`CUZK_MSM_WINDOW`).
+    pub window_bits: Option<u32>,
+    /// Sorted entries per accumulation thread, 1..=4096 (`CUZK_MSM_SLICE`).
+    pub slice: Option<u32>,
+    /// Bucket-reduction threads over all windows, 2..=2^24 (`CUZK_MSM_REDUCE_THREADS`).
+    pub reduce_threads: Option<u32>,
+}
+
+impl MsmTuning {
+    /// The environment variables, in the order of the fields.
+    pub const VARS: [&'static str; 3] = [
+        "CUZK_MSM_WINDOW",
+        "CUZK_MSM_SLICE",
+        "CUZK_MSM_REDUCE_THREADS",
+    ];
+
+    /// The overrides the environment sets (unparsable values are ignored).
+    pub fn from_env() -> Self {
+        let var = |k: &str| std::env::var(k).ok().and_then(|v| v.parse().ok());
+        MsmTuning {
+            window_bits: var(Self::VARS[0]),
+            slice: var(Self::VARS[1]),
+            reduce_threads: var(Self::VARS[2]),
+        }
+    }
+
+    /// Parses `default` or `VAR=value,...` (the variables of [`Self::VARS`]).
+    pub fn parse(config: &str) -> Result<Self, String> {
+        let mut t = MsmTuning::default();
+        for kv in config.split(',').map(str::trim) {
+            if kv == "default" || kv.is_empty() {
+                continue;
+            }
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or(format!("{kv}: configuration items are VAR=value"))?;
+            let v: u32 = v.parse().map_err(|e| format!("{kv}: {e}"))?;
+            match Self::VARS.iter().position(|&n| n == k) {
+                Some(0) => t.window_bits = Some(v),
+                Some(1) => t.slice = Some(v),
+                Some(2) => t.reduce_threads = Some(v),
+                _ => return Err(format!("{k} is not an MSM tuning variable")),
+            }
+        }
+        Ok(t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MsmTuning;
+
+    #[test]
+    fn msm_tuning_parses_sweep_configurations() {
+        assert_eq!(MsmTuning::parse("default"), Ok(MsmTuning::default()));
+        assert_eq!(
+            MsmTuning::parse("CUZK_MSM_WINDOW=18, CUZK_MSM_SLICE=64"),
+            Ok(MsmTuning {
+                window_bits: Some(18),
+                slice: Some(64),
+                reduce_threads: None
+            })
+        );
+        assert!(MsmTuning::parse("CUZK_MSM_WINDOWS=18").is_err());
+        assert!(MsmTuning::parse("CUZK_MSM_SLICE").is_err());
+        assert!(MsmTuning::parse("CUZK_MSM_SLICE=x").is_err());
+    }
+}

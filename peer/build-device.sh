@@ -20,7 +20,19 @@ tk="$repo/.cuda-toolkit/nvidia/cu13"
 
 export PATH="$tk/bin:$PATH"
 export CUDA_PATH="$tk"
-export RUSTFLAGS="-L $tk/lib"
+# filecoin-proofs' `cuda-supraseal` also turns on neptune's CUDA code (through
+# filecoin-hashers), which links libcuda: the driver's library, which the toolkit's wheels do
+# not carry and this machine has no driver for. A stub with the driver API's function names
+# and the driver's soname satisfies the link; the GPU machine's driver provides the library.
+stub="$repo/peer/target/cuda-stub"
+if [ ! -e "$stub/libcuda.so" ]; then
+    mkdir -p "$stub"
+    sys="$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/cuda-driver-sys-0.3.* | head -n 1)"
+    grep -oh 'pub fn cu[A-Za-z0-9_]*' -r "$sys/src" | sed 's/pub fn //' | sort -u |
+        sed 's/.*/void &(void) {}/' >"$stub/libcuda.c"
+    cc -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$stub/libcuda.so" "$stub/libcuda.c"
+fi
+export RUSTFLAGS="-L $tk/lib -L $stub"
 export CUZK_CUDA_ARCHS="${CUZK_CUDA_ARCHS:-90}"
 export CUZK_REQUIRE_CUDA=1
 # sppark's rules give supraseal-c2 SASS for sm_75, sm_80 and sm_120 and PTX for compute_80 and

@@ -247,6 +247,7 @@ pub(crate) const KERNELS: &[&str] = &[
     "cuzk_ntt_mid_stages",
     "cuzk_ntt_ab_minus_c",
     "cuzk_gather_dense",
+    "cuzk_r1cs_matvec",
 ];
 
 /// The device scratch buffers a context keeps, one per purpose: each grows to the largest
@@ -286,6 +287,9 @@ pub(crate) enum Scratch {
     MsmSegmentSums,
     /// One sum per window, downloaded and combined on the host.
     MsmWindowSums,
+    /// A witness's inputs, for the recorded-R1CS mat-vec (its aux values have their own
+    /// buffer, shared with the MSMs).
+    R1csInputs,
 }
 
 /// One device: its primary context, a stream, the loaded kernels and cached buffers.

@@ -53,6 +53,14 @@ impl DeviceScalars {
     pub fn device_bytes(&self) -> usize {
         self.buf.bytes
     }
+
+    pub(crate) fn device_ptr(&self) -> sys::CUdeviceptr {
+        self.buf.ptr
+    }
+
+    pub(crate) fn context(&self) -> sys::CUcontext {
+        self.ctx
+    }
 }
 
 impl std::fmt::Debug for DeviceScalars {

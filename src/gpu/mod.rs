@@ -20,7 +20,7 @@ mod types;
 
 pub use error::GpuError;
 pub use start::GpuStart;
-pub use types::{DeviceInfo, MsmTimings, MsmTuning, NttKind, NttTimings};
+pub use types::{CsrMatrix, DeviceInfo, MsmTimings, MsmTuning, NttKind, NttTimings};
 
 #[cfg(cuzk_cuda_kernels)]
 mod driver;
@@ -31,17 +31,21 @@ mod msm;
 #[cfg(cuzk_cuda_kernels)]
 mod ntt;
 #[cfg(cuzk_cuda_kernels)]
+mod r1cs;
+#[cfg(cuzk_cuda_kernels)]
 mod timeline;
 
 #[cfg(cuzk_cuda_kernels)]
 pub use driver::{discover, DeviceG1Points, DeviceG2Points, DevicePoints, GpuContext};
 #[cfg(cuzk_cuda_kernels)]
 pub use gather::DeviceScalars;
+#[cfg(cuzk_cuda_kernels)]
+pub use r1cs::DeviceR1cs;
 
 #[cfg(not(cuzk_cuda_kernels))]
 mod stub;
 #[cfg(not(cuzk_cuda_kernels))]
-pub use stub::{discover, DeviceG1Points, DeviceG2Points, DeviceScalars, GpuContext};
+pub use stub::{discover, DeviceG1Points, DeviceG2Points, DeviceR1cs, DeviceScalars, GpuContext};
 
 /// The usable CUDA devices; empty when there is no driver, no GPU, or no compiled kernels.
 /// [`discover`] says why a list is empty.

@@ -79,6 +79,24 @@ impl DeviceScalars {
     }
 }
 
+/// Recorded R1CS matrices on a device; cannot exist in a build without kernels.
+#[derive(Debug)]
+pub struct DeviceR1cs {
+    _private: (),
+}
+
+impl DeviceR1cs {
+    /// Rows of each matrix.
+    pub fn rows(&self) -> usize {
+        0
+    }
+
+    /// Device memory held, in bytes.
+    pub fn device_bytes(&self) -> usize {
+        0
+    }
+}
+
 /// A device context; cannot be created in a build without kernels.
 #[derive(Debug)]
 pub struct GpuContext {
@@ -217,6 +235,27 @@ impl GpuContext {
 
     /// Frees cached device buffers (twiddles, MSM scratch).
     pub fn release_scratch(&mut self) {}
+
+    /// Uploads a circuit shape's A, B and C.
+    pub fn upload_r1cs(
+        &mut self,
+        _matrices: [super::CsrMatrix<'_>; 3],
+        _table: &[Scalar],
+        _inputs: usize,
+        _aux: usize,
+    ) -> Result<DeviceR1cs, GpuError> {
+        Err(GpuError::NotCompiled)
+    }
+
+    /// a, b and c of a witness, computed on the device.
+    pub fn r1cs_evaluate(
+        &mut self,
+        _r1cs: &DeviceR1cs,
+        _input: &[Scalar],
+        _aux: &[Scalar],
+    ) -> Result<[Vec<Scalar>; 3], GpuError> {
+        Err(GpuError::NotCompiled)
+    }
 
     /// Replaces the MSM overrides.
     pub fn set_msm_tuning(&mut self, _tuning: super::MsmTuning) {}

@@ -18,9 +18,10 @@ mod resident;
 mod start;
 mod types;
 
+pub use crate::groth16::CsrMatrix;
 pub use error::GpuError;
 pub use start::GpuStart;
-pub use types::{CsrMatrix, DeviceInfo, MsmTimings, MsmTuning, NttKind, NttTimings};
+pub use types::{DeviceInfo, MsmTimings, MsmTuning, NttKind, NttTimings};
 
 #[cfg(cuzk_cuda_kernels)]
 mod driver;

@@ -6,7 +6,9 @@ use blstrs::{G1Projective, Scalar};
 use ff::{Field, PrimeField};
 
 use super::driver::{Args, DeviceG1Points, Event, GpuContext, Scratch};
+use super::gather::DeviceScalars;
 use super::msm::{Points, Scalars, G1};
+use super::r1cs::DeviceR1cs;
 use super::{GpuError, MsmTimings, NttKind, NttTimings};
 
 /// Largest supported transform: 2^27 elements (4 GiB of values, plus as much again in scratch).
@@ -132,7 +134,7 @@ impl GpuContext {
     ) -> Result<NttTimings, GpuError> {
         let t0 = Instant::now();
         let n = a.len();
-        let (d_h, [e0, e1, e2, e3]) = self.quotient_on_device(a, b, c)?;
+        let (d_h, [e0, e1, e2, e3]) = self.quotient_on_device(HInput::Host(a, b, c))?;
         self.download_staged(&mut a[..n - 1], d_h)?;
         a[n - 1] = Scalar::ZERO;
         let e4 = self.mark()?;
@@ -144,15 +146,10 @@ impl GpuContext {
     /// device, copied into the MSM's scalar buffer (an MSM over `Scalars::Scratch(n - 1)`
     /// takes them from there), instead of going to the host and back (2 × n·32 bytes).
     /// `download_ms` is that device-to-device copy.
-    fn h_coefficients_for_msm(
-        &mut self,
-        a: &[Scalar],
-        b: &[Scalar],
-        c: &[Scalar],
-    ) -> Result<NttTimings, GpuError> {
+    fn h_coefficients_for_msm(&mut self, evaluations: HInput<'_>) -> Result<NttTimings, GpuError> {
         let t0 = Instant::now();
-        let n = a.len();
-        let (d_h, [e0, e1, e2, e3]) = self.quotient_on_device(a, b, c)?;
+        let n = evaluations.len();
+        let (d_h, [e0, e1, e2, e3]) = self.quotient_on_device(evaluations)?;
         let d_scalars = self.msm_scalar_scratch(n - 1)?;
         self.copy_on_device(d_scalars, d_h, (n - 1) * 32)?;
         let e4 = self.mark()?;
@@ -177,32 +174,72 @@ impl GpuContext {
                 points.len()
             )));
         }
-        let nt = self.h_coefficients_for_msm(a, b, c)?;
+        let nt = self.h_coefficients_for_msm(HInput::Host(a, b, c))?;
         let (h, mt) =
             self.msm_inner::<G1>(Points::Device(points.device_ptr()), Scalars::Scratch(n - 1))?;
         Ok((h, nt, mt))
+    }
+
+    /// [`Self::h_msm_g1_resident`] on the recorded path: a, b and c are computed on the
+    /// device from the witness (`r1cs`'s matrices, the inputs from the host, the aux values
+    /// already there), zero-padded to the domain of `n`, and never exist on the host. The
+    /// mat-vec's time is the third value (event time); `upload_ms` of the NTT timings is
+    /// zero, nothing being uploaded for the H step.
+    pub(crate) fn h_msm_g1_resident_recorded(
+        &mut self,
+        r1cs: &DeviceR1cs,
+        input: &[Scalar],
+        aux: &DeviceScalars,
+        n: usize,
+        points: &DeviceG1Points,
+    ) -> Result<(G1Projective, NttTimings, f32, MsmTimings), GpuError> {
+        if n < 2 || points.len() < n - 1 {
+            return Err(GpuError::InvalidArgument(format!(
+                "h_msm_g1_resident_recorded: {} points for a domain of {n}",
+                points.len()
+            )));
+        }
+        self.bind()?;
+        let e0 = self.mark()?;
+        self.r1cs_evaluations_into_ntt(r1cs, input, aux, n)?;
+        let e1 = self.mark()?;
+        let nt = self.h_coefficients_for_msm(HInput::OnDevice(n))?;
+        // h_coefficients_for_msm synchronized the stream: both events have completed.
+        let matvec_ms = e0.ms_to(&e1)?;
+        let (h, mt) =
+            self.msm_inner::<G1>(Points::Device(points.device_ptr()), Scalars::Scratch(n - 1))?;
+        Ok((h, nt, matvec_ms, mt))
     }
 
     /// The quotient step up to its result on the device: returns where the n coefficients
     /// are (the last one zero) and the events after the uploads, the twiddles and the kernels.
     fn quotient_on_device(
         &mut self,
-        a: &[Scalar],
-        b: &[Scalar],
-        c: &[Scalar],
+        evaluations: HInput<'_>,
     ) -> Result<(u64, [Event; 4]), GpuError> {
-        let n = a.len();
-        if b.len() != n || c.len() != n || n < 2 || !n.is_power_of_two() || n > 1 << MAX_LOG_N {
-            return Err(GpuError::InvalidArgument(format!(
-                "h_coefficients: lengths {}, {}, {} must be one power of two in 2..=2^{MAX_LOG_N}",
-                a.len(),
-                b.len(),
-                c.len()
-            )));
+        let n = evaluations.len();
+        let ok = |n: usize| n >= 2 && n.is_power_of_two() && n <= 1 << MAX_LOG_N;
+        match evaluations {
+            HInput::Host(a, b, c) if b.len() != n || c.len() != n || !ok(n) => {
+                return Err(GpuError::InvalidArgument(format!(
+                    "h_coefficients: lengths {}, {}, {} must be one power of two in 2..=2^{MAX_LOG_N}",
+                    a.len(),
+                    b.len(),
+                    c.len()
+                )));
+            }
+            HInput::OnDevice(n) if !ok(n) => {
+                return Err(GpuError::InvalidArgument(format!(
+                    "h_coefficients: a domain of {n} is not a power of two in 2..=2^{MAX_LOG_N}"
+                )));
+            }
+            _ => {}
         }
         self.bind()?;
         let log_n = n.trailing_zeros();
         let bytes = n * 32;
+        // On the recorded path these already hold a, b and c (`r1cs_evaluations_into_ntt`
+        // asked for the same sizes, so nothing is reallocated here).
         let d = [
             self.scratch(Scratch::NttA, bytes)?,
             self.scratch(Scratch::NttB, bytes)?,
@@ -211,9 +248,11 @@ impl GpuContext {
         let d_t = self.scratch(Scratch::NttT, bytes)?;
         let d_pw = self.scratch(Scratch::NttPowers, 32 * 32)?;
         let e0 = self.mark()?;
-        self.upload_staged(d[0], a)?;
-        self.upload_staged(d[1], b)?;
-        self.upload_staged(d[2], c)?;
+        if let HInput::Host(a, b, c) = evaluations {
+            self.upload_staged(d[0], a)?;
+            self.upload_staged(d[1], b)?;
+            self.upload_staged(d[2], c)?;
+        }
         let e1 = self.mark()?;
         let tw_inv = self.twiddle_table(log_n, true, d_pw)?;
         let tw_fwd = self.twiddle_table(log_n, false, d_pw)?;
@@ -295,6 +334,24 @@ impl GpuContext {
         let p = buf.ptr;
         self.twiddles.insert((log_n, inverse), buf);
         Ok(p)
+    }
+}
+
+/// Where the H step's evaluations a, b and c are.
+#[derive(Clone, Copy)]
+enum HInput<'a> {
+    /// On the host: uploaded first.
+    Host(&'a [Scalar], &'a [Scalar], &'a [Scalar]),
+    /// Already in the H step's buffers (`Scratch::NttA`, `NttB`, `NttC`), this many each.
+    OnDevice(usize),
+}
+
+impl HInput<'_> {
+    fn len(&self) -> usize {
+        match *self {
+            HInput::Host(a, _, _) => a.len(),
+            HInput::OnDevice(n) => n,
+        }
     }
 }
 

@@ -14,11 +14,12 @@ use blstrs::{G1Affine, G1Projective, G2Projective, Scalar};
 use ff::Field;
 
 use super::resident::{ResidentCache, ResidentSrs};
-use super::{DeviceG1Points, DeviceScalars, GpuContext, GpuError, MsmTimings};
+use super::{DeviceG1Points, DeviceR1cs, DeviceScalars, GpuContext, GpuError, MsmTimings};
 use crate::cpu::msm::gather;
 use crate::cpu::ntt::Domain;
 use crate::error::{Error, Result};
 use crate::groth16::assignment::{Evaluations, Witness};
+use crate::groth16::deferred::DeferredEvaluations;
 use crate::groth16::density::Selection;
 use crate::groth16::prover::{Backend, PartialProof, StartPhase, StartTimings};
 use crate::groth16::srs::Srs;
@@ -26,10 +27,49 @@ use crate::groth16::srs::Srs;
 /// Share of a device's memory its resident SRSs may take; the rest is left to the MSM and
 /// NTT scratch buffers.
 const RESIDENT_SHARE: f64 = 0.5;
+/// Share of a device's memory the recorded matrices of the circuit it proves may take (a
+/// 32GiB PoRep partition's are about 6 GB, a fifth of its SRS points).
+const R1CS_SHARE: f64 = 0.15;
+
+/// The recorded matrices of the last circuit shape this device proved through its
+/// recording: one shape at a time (a device proves one kind at a time in practice; a
+/// different one replaces it), within a byte budget.
+struct ResidentR1cs {
+    budget: usize,
+    kept: Option<(u64, DeviceR1cs)>,
+}
+
+impl ResidentR1cs {
+    fn new(budget: usize) -> Self {
+        ResidentR1cs { budget, kept: None }
+    }
+
+    /// `d`'s matrices on this device, uploaded when they are not there yet; `None` when they
+    /// do not fit the budget or the upload fails (the caller then evaluates on the host).
+    fn get(&mut self, ctx: &mut GpuContext, d: &dyn DeferredEvaluations) -> Option<&DeviceR1cs> {
+        if self.kept.as_ref().map(|(id, _)| *id) != Some(d.id()) {
+            let ([a, b, c], table) = d.matrices();
+            let bytes: usize = [a, b, c]
+                .iter()
+                .map(|m| std::mem::size_of_val(m.row_start) + m.cols.len() * 6)
+                .sum::<usize>()
+                + std::mem::size_of_val(table);
+            if bytes > self.budget {
+                return None;
+            }
+            self.kept = None; // the old shape's memory goes first
+            let (inputs, aux) = d.variables();
+            let on_device = ctx.upload_r1cs([a, b, c], table, inputs, aux).ok()?;
+            self.kept = Some((d.id(), on_device));
+        }
+        self.kept.as_ref().map(|(_, m)| m)
+    }
+}
 
 struct DeviceState {
     ctx: GpuContext,
     resident: ResidentCache,
+    r1cs: ResidentR1cs,
 }
 
 /// The start phase on one CUDA device.
@@ -60,6 +100,7 @@ impl GpuStart {
         Ok(GpuStart {
             ordinal: ordinal as u32,
             state: Mutex::new(DeviceState {
+                r1cs: ResidentR1cs::new((ctx.info().total_memory as f64 * R1CS_SHARE) as usize),
                 ctx,
                 resident: ResidentCache::new(budget),
             }),
@@ -104,26 +145,24 @@ type Msms = ([(G1Projective, Duration); 3], (G2Projective, Duration));
 fn resident_msms(
     ctx: &mut GpuContext,
     kept: &ResidentSrs,
+    aux: &DeviceScalars,
     w: &Witness,
     t: &mut StartTimings,
 ) -> Result<Msms> {
-    let tu = Instant::now();
-    let aux = ctx.upload_scalars(&w.aux)?;
-    t.host_to_device += tu.elapsed();
     let all = [(&[][..], Selection::All), (&w.aux[..], Selection::All)];
     Ok((
         [
-            msm_gathered(ctx, &aux, all, t, |c, f, s, sel| {
+            msm_gathered(ctx, aux, all, t, |c, f, s, sel| {
                 c.msm_g1_resident_device_scalars(&kept.l, f, s, sel)
             })?,
-            msm_gathered(ctx, &aux, w.a_query(), t, |c, f, s, sel| {
+            msm_gathered(ctx, aux, w.a_query(), t, |c, f, s, sel| {
                 c.msm_g1_resident_device_scalars(&kept.a, f, s, sel)
             })?,
-            msm_gathered(ctx, &aux, w.b_query(), t, |c, f, s, sel| {
+            msm_gathered(ctx, aux, w.b_query(), t, |c, f, s, sel| {
                 c.msm_g1_resident_device_scalars(&kept.b_g1, f, s, sel)
             })?,
         ],
-        msm_gathered(ctx, &aux, w.b_query(), t, |c, f, s, sel| {
+        msm_gathered(ctx, aux, w.b_query(), t, |c, f, s, sel| {
             c.msm_g2_resident_device_scalars(&kept.b_g2, f, s, sel)
         })?,
     ))
@@ -184,79 +223,85 @@ fn ms(v: f32) -> Duration {
     Duration::from_secs_f64(f64::from(v.max(0.0)) / 1e3)
 }
 
-impl StartPhase for GpuStart {
-    fn name(&self) -> &'static str {
-        "cuda"
-    }
+/// What a start phase's H step starts from.
+enum HInput<'a> {
+    /// a, b and c from the host.
+    Host(Evaluations),
+    /// a, b and c to compute from the witness with these recorded matrices.
+    Deferred(&'a dyn DeferredEvaluations),
+}
 
-    fn backend(&self) -> Backend {
-        Backend::Cuda {
-            ordinal: self.ordinal,
-        }
-    }
+/// Uploads the witness's aux values (once per start phase: the mat-vec and the four MSMs
+/// that take them all read this copy), timed into `t.host_to_device`.
+fn upload_aux(ctx: &mut GpuContext, w: &Witness, t: &mut StartTimings) -> Result<DeviceScalars> {
+    let tu = Instant::now();
+    let aux = ctx.upload_scalars(&w.aux)?;
+    t.host_to_device += tu.elapsed();
+    Ok(aux)
+}
 
-    fn start(
+impl GpuStart {
+    fn run(
         &self,
         srs: &Srs,
-        evaluations: Evaluations,
+        input: HInput<'_>,
         w: &Witness,
     ) -> Result<(PartialProof, StartTimings)> {
         let mut guard = self
             .state
             .lock()
             .map_err(|_| Error::internal("a previous start phase on this device panicked"))?;
-        let DeviceState { ctx, resident } = &mut *guard;
+        let DeviceState {
+            ctx,
+            resident,
+            r1cs,
+        } = &mut *guard;
         // Kernels a failed start phase left behind are not this one's.
         ctx.take_kernel_time()?;
         let mut timings = StartTimings::default();
-        let Evaluations {
-            mut a,
-            mut b,
-            mut c,
-        } = evaluations;
-        let n = a.len().next_power_of_two();
-        for v in [&mut a, &mut b, &mut c] {
-            v.resize(n, Scalar::ZERO);
-        }
         // Uploads the SRS's sections when they are not resident yet (host-timed).
         let t1 = Instant::now();
         let kept = resident.get(ctx, srs);
         let srs_upload = t1.elapsed();
         timings.host_to_device = srs_upload;
         let t = &mut timings;
-        let (h, msm_h) = match kept {
-            // The quotient's coefficients go from the transforms into the H MSM on the device.
-            Some(kept) if n >= 2 => {
-                let (h, nt, m) = ctx.h_msm_g1_resident(&a, &b, &c, &kept.h)?;
-                drop((a, b, c));
-                t.ntt = ms(nt.total_ms);
-                t.ntt_upload = ms(nt.upload_ms);
-                t.host_to_device += t.ntt_upload + ms(m.upload_ms);
-                t.device_to_host += ms(m.download_ms);
-                (h, ms(m.total_ms))
+        // The recorded path needs the SRS and the matrices resident; without either, a, b
+        // and c are computed on the host and go the usual way.
+        let input = match (input, kept) {
+            (HInput::Deferred(d), Some(_)) if d.rows() >= 2 && r1cs.get(ctx, d).is_some() => {
+                HInput::Deferred(d)
             }
-            _ => {
-                let t0 = Instant::now();
-                let h = if n < 2 {
-                    // A one-element domain has no H coefficient; the device transform needs n ≥ 2.
-                    crate::cpu::ntt::h_coefficients(&*Domain::cached(0)?, a, b, c)
-                } else {
-                    let nt = ctx.h_coefficients(&mut a, &b, &c)?;
-                    t.ntt_upload = ms(nt.upload_ms);
-                    t.ntt_download = ms(nt.download_ms);
-                    t.host_to_device += t.ntt_upload;
-                    t.device_to_host += t.ntt_download;
-                    drop((b, c));
-                    a.truncate(n - 1);
-                    a
-                };
-                t.ntt = t0.elapsed();
-                msm(ctx, kept.map(|r| &r.h), &srs.h, &h, t)?
+            (HInput::Deferred(d), _) => HInput::Host(d.evaluate(w)?),
+            (host, _) => host,
+        };
+        let (h, msm_h, aux) = match (input, kept) {
+            (HInput::Deferred(d), Some(kept)) => {
+                let aux = upload_aux(ctx, w, t)?;
+                let matrices = r1cs.get(ctx, d).expect("made resident above");
+                let n = d.rows().next_power_of_two();
+                let (h, nt, matvec_ms, m) =
+                    ctx.h_msm_g1_resident_recorded(matrices, &w.input, &aux, n, &kept.h)?;
+                // The H step on this path: the mat-vec that makes a, b and c, then the NTTs.
+                t.ntt = ms(matvec_ms) + ms(nt.total_ms);
+                t.host_to_device += ms(m.upload_ms);
+                t.device_to_host += ms(m.download_ms);
+                (h, ms(m.total_ms), Some(aux))
+            }
+            (HInput::Deferred(_), None) => unreachable!("deferred only with a resident SRS"),
+            (HInput::Host(evaluations), kept) => {
+                let (h, msm_h) = host_h(ctx, kept, srs, evaluations, t)?;
+                (h, msm_h, None)
             }
         };
         let t2 = Instant::now();
         let ([(l, msm_l), (a, msm_a), (b_g1, msm_b_g1)], (b_g2, _msm_b_g2)) = match kept {
-            Some(kept) => resident_msms(ctx, kept, w, t)?,
+            Some(kept) => {
+                let aux = match aux {
+                    Some(aux) => aux,
+                    None => upload_aux(ctx, w, t)?,
+                };
+                resident_msms(ctx, kept, &aux, w, t)?
+            }
             None => uploaded_msms(ctx, srs, w, t)?,
         };
         timings.msm = srs_upload + msm_h + t2.elapsed();
@@ -277,5 +322,85 @@ impl StartPhase for GpuStart {
                 ..timings
             },
         ))
+    }
+}
+
+/// The H step and MSM from host evaluations: on the device with the quotient going straight
+/// into the resident H points, or through the host without a resident SRS.
+fn host_h(
+    ctx: &mut GpuContext,
+    kept: Option<&ResidentSrs>,
+    srs: &Srs,
+    evaluations: Evaluations,
+    t: &mut StartTimings,
+) -> Result<(G1Projective, Duration)> {
+    let Evaluations {
+        mut a,
+        mut b,
+        mut c,
+    } = evaluations;
+    let n = a.len().next_power_of_two();
+    for v in [&mut a, &mut b, &mut c] {
+        v.resize(n, Scalar::ZERO);
+    }
+    match kept {
+        // The quotient's coefficients go from the transforms into the H MSM on the device.
+        Some(kept) if n >= 2 => {
+            let (h, nt, m) = ctx.h_msm_g1_resident(&a, &b, &c, &kept.h)?;
+            drop((a, b, c));
+            t.ntt = ms(nt.total_ms);
+            t.ntt_upload = ms(nt.upload_ms);
+            t.host_to_device += t.ntt_upload + ms(m.upload_ms);
+            t.device_to_host += ms(m.download_ms);
+            Ok((h, ms(m.total_ms)))
+        }
+        _ => {
+            let t0 = Instant::now();
+            let h = if n < 2 {
+                // A one-element domain has no H coefficient; the device transform needs n ≥ 2.
+                crate::cpu::ntt::h_coefficients(&*Domain::cached(0)?, a, b, c)
+            } else {
+                let nt = ctx.h_coefficients(&mut a, &b, &c)?;
+                t.ntt_upload = ms(nt.upload_ms);
+                t.ntt_download = ms(nt.download_ms);
+                t.host_to_device += t.ntt_upload;
+                t.device_to_host += t.ntt_download;
+                drop((b, c));
+                a.truncate(n - 1);
+                a
+            };
+            t.ntt = t0.elapsed();
+            msm(ctx, kept.map(|r| &r.h), &srs.h, &h, t)
+        }
+    }
+}
+
+impl StartPhase for GpuStart {
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn backend(&self) -> Backend {
+        Backend::Cuda {
+            ordinal: self.ordinal,
+        }
+    }
+
+    fn start(
+        &self,
+        srs: &Srs,
+        evaluations: Evaluations,
+        w: &Witness,
+    ) -> Result<(PartialProof, StartTimings)> {
+        self.run(srs, HInput::Host(evaluations), w)
+    }
+
+    fn start_deferred(
+        &self,
+        srs: &Srs,
+        deferred: &dyn DeferredEvaluations,
+        w: &Witness,
+    ) -> Result<(PartialProof, StartTimings)> {
+        self.run(srs, HInput::Deferred(deferred), w)
     }
 }

@@ -236,6 +236,18 @@ impl GpuContext {
     /// Frees cached device buffers (twiddles, MSM scratch).
     pub fn release_scratch(&mut self) {}
 
+    /// The H MSM from a, b and c computed on the device.
+    pub(crate) fn h_msm_g1_resident_recorded(
+        &mut self,
+        _r1cs: &DeviceR1cs,
+        _input: &[Scalar],
+        _aux: &DeviceScalars,
+        _n: usize,
+        _points: &DeviceG1Points,
+    ) -> Result<(G1Projective, NttTimings, f32, MsmTimings), GpuError> {
+        Err(GpuError::NotCompiled)
+    }
+
     /// Uploads a circuit shape's A, B and C.
     pub fn upload_r1cs(
         &mut self,

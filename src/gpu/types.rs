@@ -70,21 +70,6 @@ pub struct NttTimings {
     pub total_ms: f32,
 }
 
-/// One recorded R1CS matrix as [`super::GpuContext::upload_r1cs`] takes it: compressed
-/// sparse rows in `src/r1cs/matrix.rs`'s layout. Row r's entries are
-/// `row_start[r]..row_start[r + 1]`; an entry's column has the top bit set for an input
-/// (`column & !(1 << 31)`), else it is an aux variable; its code is 0 for +1, 1 for −1 and
-/// `2 + i` for the coefficient table's entry i.
-#[derive(Clone, Copy, Debug)]
-pub struct CsrMatrix<'a> {
-    /// Rows + 1 offsets, the first 0, the last the number of entries.
-    pub row_start: &'a [u32],
-    /// Each entry's column.
-    pub cols: &'a [u32],
-    /// Each entry's coefficient code.
-    pub codes: &'a [u16],
-}
-
 /// Overrides of the MSM's size-derived parameters, for benchmarking (`gpu_bench sweep`);
 /// `None` keeps the default tuned for the size. A context takes `MsmTuning::from_env()` when it
 /// is created and keeps it: nothing reads the environment per MSM.

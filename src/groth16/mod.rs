@@ -2,6 +2,7 @@
 //! assignments and the synthesizer, the prover split into start/finish, proofs, verification.
 
 pub mod assignment;
+pub mod deferred;
 pub mod density;
 mod encoding;
 pub mod proof;
@@ -13,6 +14,7 @@ pub mod verify;
 pub mod verifying_key;
 
 pub use assignment::{Assignment, CircuitShape, Evaluations, Witness};
+pub use deferred::{CsrMatrix, DeferredEvaluations};
 pub use density::Density;
 pub use encoding::PointCheck;
 pub use proof::{Proof, PROOF_BYTES};

@@ -12,6 +12,7 @@ use ff::Field;
 use group::{prime::PrimeCurveAffine, Curve};
 
 use super::assignment::{Assignment, Evaluations, Witness};
+use super::deferred::DeferredEvaluations;
 use super::proof::Proof;
 use super::srs::Srs;
 use crate::cpu::msm::{msm, G2};
@@ -135,6 +136,19 @@ pub trait StartPhase: Send + Sync {
         evaluations: Evaluations,
         witness: &Witness,
     ) -> Result<(PartialProof, StartTimings)>;
+
+    /// As [`StartPhase::start`], with a, b and c computed from the witness by `deferred`'s
+    /// recorded matrices. The default computes them on the host and proves as `start` does;
+    /// a GPU computes them on the device instead.
+    fn start_deferred(
+        &self,
+        srs: &Srs,
+        deferred: &dyn DeferredEvaluations,
+        witness: &Witness,
+    ) -> Result<(PartialProof, StartTimings)> {
+        let evaluations = deferred.evaluate(witness)?;
+        self.start(srs, evaluations, witness)
+    }
 }
 
 /// The randomizers r and s of one proof.

@@ -72,7 +72,7 @@ impl JobKind {
 /// A partition's circuit, built on the synthesis thread and synthesized there.
 trait BuildCircuit: Send {
     fn synthesize(self: Box<Self>) -> Result<Assignment>;
-    #[cfg(feature = "test-fixtures")]
+    #[cfg(feature = "bellperson-oracle")]
     fn bellperson_proof(
         self: Box<Self>,
         params: &bellperson::groth16::Parameters<blstrs::Bls12>,
@@ -92,7 +92,7 @@ where
         synthesize((self.0)()?)
     }
 
-    #[cfg(feature = "test-fixtures")]
+    #[cfg(feature = "bellperson-oracle")]
     fn bellperson_proof(
         self: Box<Self>,
         params: &bellperson::groth16::Parameters<blstrs::Bls12>,
@@ -145,7 +145,7 @@ impl PartitionCircuit {
 
     /// Builds the circuit and proves it with bellperson's `create_proof` (the oracle tests'
     /// reference for the same r and s).
-    #[cfg(feature = "test-fixtures")]
+    #[cfg(feature = "bellperson-oracle")]
     pub fn bellperson_proof(
         self,
         params: &bellperson::groth16::Parameters<blstrs::Bls12>,

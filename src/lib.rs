@@ -7,6 +7,8 @@
 //! - [`groth16`]: params (`.params` files), assignments, the synthesizer, the prover split into
 //!   a device phase ([`groth16::StartPhase`]) and a host phase ([`groth16::finish`]), proofs
 //!   and verification.
+//! - [`r1cs`]: synthesis from a recorded R1CS (record a circuit's matrices once, then per
+//!   proof only its witness and a sparse mat-vec), the same assignments as the synthesizer's.
 //! - [`cpu`]: the CPU backend (NTT, MSM).
 //! - [`engine`]: the proving engine (ordered partition queue, device workers behind a timed
 //!   device mutex, memory budget, finalizers, deferred trim).
@@ -23,6 +25,7 @@ pub mod filecoin;
 pub mod fixtures;
 pub mod gpu;
 pub mod groth16;
+pub mod r1cs;
 pub mod stats;
 
 pub use engine::{

@@ -11,6 +11,7 @@ use super::queue::Priority;
 use super::{AdmissionPolicy, RandomnessChoice};
 use crate::error::Result;
 use crate::groth16::{synthesize, Assignment, CircuitShape, Srs};
+use crate::r1cs::{self, R1csCache, RecordedCircuit, ShapeKey, WitnessValues};
 
 /// What a job proves. It decides the job's default priority class and the label its
 /// figures carry in the stats; a new Filecoin proof kind is one arm here.
@@ -72,6 +73,13 @@ impl JobKind {
 /// A partition's circuit, built on the synthesis thread and synthesized there.
 trait BuildCircuit: Send {
     fn synthesize(self: Box<Self>) -> Result<Assignment>;
+    fn synthesize_recorded(
+        self: Box<Self>,
+        cache: &R1csCache,
+        key: &ShapeKey,
+    ) -> Result<Assignment>;
+    fn record(self: Box<Self>) -> Result<(RecordedCircuit, WitnessValues)>;
+    fn witness(self: Box<Self>) -> Result<WitnessValues>;
     #[cfg(feature = "bellperson-oracle")]
     fn bellperson_proof(
         self: Box<Self>,
@@ -90,6 +98,22 @@ where
 {
     fn synthesize(self: Box<Self>) -> Result<Assignment> {
         synthesize((self.0)()?)
+    }
+
+    fn synthesize_recorded(
+        self: Box<Self>,
+        cache: &R1csCache,
+        key: &ShapeKey,
+    ) -> Result<Assignment> {
+        cache.synthesize(key, (self.0)()?)
+    }
+
+    fn record(self: Box<Self>) -> Result<(RecordedCircuit, WitnessValues)> {
+        r1cs::record((self.0)()?)
+    }
+
+    fn witness(self: Box<Self>) -> Result<WitnessValues> {
+        r1cs::witness((self.0)()?)
     }
 
     #[cfg(feature = "bellperson-oracle")]
@@ -113,13 +137,19 @@ where
 /// One partition for the synthesis stage: a circuit that is built and synthesized on one of
 /// the engine's synthesis threads when its turn comes (so that building the circuit, too,
 /// happens in the pool, not in the submitter).
+///
+/// A circuit with a [`ShapeKey`] is synthesized from its recorded R1CS (recorded by the
+/// first circuit of that key the engine synthesizes): only its witness and a mat-vec.
 pub struct PartitionCircuit {
     build: Box<dyn BuildCircuit>,
+    shape_key: Option<ShapeKey>,
 }
 
 impl std::fmt::Debug for PartitionCircuit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("PartitionCircuit")
+        f.debug_struct("PartitionCircuit")
+            .field("shape_key", &self.shape_key)
+            .finish_non_exhaustive()
     }
 }
 
@@ -135,12 +165,47 @@ impl PartitionCircuit {
     ) -> Self {
         PartitionCircuit {
             build: Box::new(Builder(f)),
+            shape_key: None,
         }
     }
 
-    /// Builds and synthesizes the circuit here.
+    /// The same circuit, declared to be of shape `key`: every circuit given this key must
+    /// have the same R1CS (only its values may differ).
+    pub fn with_shape_key(self, key: ShapeKey) -> Self {
+        PartitionCircuit {
+            shape_key: Some(key),
+            ..self
+        }
+    }
+
+    /// The circuit's shape key, if it has one.
+    pub fn shape_key(&self) -> Option<&ShapeKey> {
+        self.shape_key.as_ref()
+    }
+
+    /// Builds and synthesizes the circuit here, with [`synthesize`] (its shape key unused).
     pub fn synthesize(self) -> Result<Assignment> {
         self.build.synthesize()
+    }
+
+    /// Builds and synthesizes the circuit here: through `cache` when it has a shape key
+    /// (recording it on the key's first use), with [`synthesize`] otherwise. The same
+    /// assignment either way.
+    pub fn synthesize_recorded(self, cache: &R1csCache) -> Result<Assignment> {
+        match self.shape_key {
+            Some(key) => self.build.synthesize_recorded(cache, &key),
+            None => self.build.synthesize(),
+        }
+    }
+
+    /// Builds the circuit and records its R1CS ([`r1cs::record`]).
+    pub fn record(self) -> Result<(RecordedCircuit, WitnessValues)> {
+        self.build.record()
+    }
+
+    /// Builds the circuit and computes its witness only ([`r1cs::witness`]).
+    pub fn witness(self) -> Result<WitnessValues> {
+        self.build.witness()
     }
 
     /// Builds the circuit and proves it with bellperson's `create_proof` (the oracle tests'

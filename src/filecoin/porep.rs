@@ -64,11 +64,7 @@ pub fn porep_c2_circuits(
         )));
     }
     let partitions = with_shape!(registered_size, partitions_of, c1, sector_number, prover_id,)?;
-    Ok(CircuitSet {
-        kind: JobKind::PoRep,
-        params: ParamsFor::Seal(registered),
-        partitions,
-    })
+    CircuitSet::new(JobKind::PoRep, ParamsFor::Seal(registered), partitions)
 }
 
 fn vanilla_sector_size(p: &VanillaSealProof) -> u64 {

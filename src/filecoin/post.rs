@@ -147,11 +147,7 @@ fn circuits(
         vanilla_proofs,
         form,
     )?;
-    Ok(CircuitSet {
-        kind,
-        params: ParamsFor::PoSt(proof),
-        partitions,
-    })
+    CircuitSet::new(kind, ParamsFor::PoSt(proof), partitions)
 }
 
 type Domain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;

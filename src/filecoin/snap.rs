@@ -62,11 +62,7 @@ pub fn snap_circuits(
         vanilla_proofs,
         commitments,
     )?;
-    Ok(CircuitSet {
-        kind: JobKind::SnapDeals,
-        params: ParamsFor::Update(proof),
-        partitions,
-    })
+    CircuitSet::new(JobKind::SnapDeals, ParamsFor::Update(proof), partitions)
 }
 
 struct Context<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {

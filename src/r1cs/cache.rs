@@ -1,0 +1,130 @@
+//! Recorded circuits by shape key: the first synthesis of a key records the circuit (and
+//! has its witness from that run); later ones compute only the witness and the mat-vec.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use bellpepper_core::Circuit;
+use blstrs::Scalar;
+
+use super::record::record;
+use super::recorded::RecordedCircuit;
+use crate::error::Result;
+use crate::groth16::Assignment;
+
+/// Names a circuit shape: every circuit synthesized under one key must have the same R1CS
+/// (for Filecoin, storage-proofs' circuit id, which also names the params file).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ShapeKey(Arc<str>);
+
+impl ShapeKey {
+    /// The key `name`.
+    pub fn new(name: impl Into<Arc<str>>) -> Self {
+        ShapeKey(name.into())
+    }
+
+    /// The key's name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// One key's recording; its lock is held while the circuit records, so that concurrent
+/// first uses of a key record once.
+type Slot = Arc<Mutex<Option<Arc<RecordedCircuit>>>>;
+
+/// The recorded circuits of one engine (or any owner), by shape key.
+///
+/// The map's lock is held only to find a key's slot; a slot's lock while its circuit
+/// records (the other keys' synthesis goes on).
+#[derive(Debug, Default)]
+pub struct R1csCache {
+    slots: Mutex<HashMap<ShapeKey, Slot>>,
+    recordings: AtomicU64,
+}
+
+impl R1csCache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// `key`'s recording, if it has one.
+    pub fn get(&self, key: &ShapeKey) -> Option<Arc<RecordedCircuit>> {
+        let slot = self.lock_slots().get(key).cloned()?;
+        let got = slot.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        got
+    }
+
+    /// Synthesizes `circuit`, of shape `key`: records it if the key has no recording yet,
+    /// else computes its witness and the mat-vec. The same [`Assignment`] as
+    /// [`synthesize`](crate::groth16::synthesize) either way.
+    pub fn synthesize<C: Circuit<Scalar>>(&self, key: &ShapeKey, circuit: C) -> Result<Assignment> {
+        let slot = self.lock_slots().entry(key.clone()).or_default().clone();
+        let mut recorded = slot.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(r) = recorded.clone() {
+            drop(recorded);
+            return r.synthesize(circuit);
+        }
+        let started = Instant::now();
+        // A failed recording leaves the slot empty: the next circuit of the key records.
+        let (r, values) = record(circuit)?;
+        let r = Arc::new(r);
+        tracing::debug!(
+            target: "cuzk::r1cs",
+            key = key.as_str(),
+            constraints = r.shape().constraints,
+            bytes = r.bytes(),
+            record_ms = started.elapsed().as_millis() as u64,
+            "recorded"
+        );
+        *recorded = Some(r.clone());
+        drop(recorded);
+        self.recordings.fetch_add(1, Relaxed);
+        r.evaluate(values)
+    }
+
+    /// Drops `key`'s recording (a circuit proving it again records it again).
+    pub fn remove(&self, key: &ShapeKey) -> Option<Arc<RecordedCircuit>> {
+        let slot = self.lock_slots().remove(key)?;
+        let got = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+        got
+    }
+
+    /// The keys recorded, in order.
+    pub fn keys(&self) -> Vec<ShapeKey> {
+        let slots: Vec<(ShapeKey, Slot)> = self
+            .lock_slots()
+            .iter()
+            .map(|(k, s)| (k.clone(), s.clone()))
+            .collect();
+        let mut keys: Vec<ShapeKey> = slots
+            .into_iter()
+            .filter(|(_, s)| s.lock().unwrap_or_else(|p| p.into_inner()).is_some())
+            .map(|(k, _)| k)
+            .collect();
+        keys.sort();
+        keys
+    }
+
+    /// Circuits recorded since the cache was made (a key recorded again after
+    /// [`R1csCache::remove`] counts again).
+    pub fn recordings(&self) -> u64 {
+        self.recordings.load(Relaxed)
+    }
+
+    /// Host bytes the recordings take.
+    pub fn bytes(&self) -> usize {
+        self.keys()
+            .iter()
+            .filter_map(|k| self.get(k))
+            .map(|r| r.bytes())
+            .sum()
+    }
+
+    fn lock_slots(&self) -> std::sync::MutexGuard<'_, HashMap<ShapeKey, Slot>> {
+        self.slots.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}

@@ -1,0 +1,253 @@
+//! Synthesis from a recorded R1CS equals the synthesizer's (bellperson's) exactly: a, b, c,
+//! inputs, aux and the density bitmaps, for the sample circuits and every 2KiB Filecoin
+//! circuit (PoRep C2, SnapDeals, WinningPoSt, WindowPoSt). The recording comes from one
+//! circuit of a shape and is used for another (other sector, other randomness), through the
+//! cache the engine uses. A witness of another shape is rejected.
+
+mod filecoin_common;
+
+use std::sync::Arc;
+
+use cuzk::engine::PartitionCircuit;
+use cuzk::filecoin::{
+    porep_c2_circuits, snap_circuits, window_post_circuits, winning_post_circuits, CircuitSet,
+    SnapCommitments,
+};
+use cuzk::fixtures::sector;
+use cuzk::fixtures::SampleCircuit;
+use cuzk::groth16::{synthesize, Assignment};
+use cuzk::r1cs::{record, witness, R1csCache, ShapeKey};
+use cuzk::ErrorKind;
+use filecoin_common::*;
+
+/// Field by field, naming the first difference (a whole-assignment `assert_eq` would print
+/// millions of scalars).
+fn assert_same(what: &str, got: &Assignment, want: &Assignment) {
+    let (g, w) = (&got.evaluations, &want.evaluations);
+    for (name, x, y) in [("a", &g.a, &w.a), ("b", &g.b, &w.b), ("c", &g.c, &w.c)] {
+        assert_eq!(x.len(), y.len(), "{what}: length of {name}");
+        if let Some(i) = (0..x.len()).find(|&i| x[i] != y[i]) {
+            panic!("{what}: {name}[{i}] differs");
+        }
+    }
+    let (g, w) = (&got.witness, &want.witness);
+    assert!(g.input == w.input, "{what}: inputs differ");
+    assert!(g.aux == w.aux, "{what}: aux differ");
+    assert_eq!(g.a_aux_density, w.a_aux_density, "{what}: a_aux_density");
+    assert_eq!(
+        g.b_input_density, w.b_input_density,
+        "{what}: b_input_density"
+    );
+    assert_eq!(g.b_aux_density, w.b_aux_density, "{what}: b_aux_density");
+    assert!(got == want, "{what}: assignments differ");
+}
+
+/// Every constraint holds: a·b = c row by row (the assignment of the recording run, which
+/// no synthesizer run is compared with, is at least a satisfying one).
+fn assert_satisfied(what: &str, a: &Assignment) {
+    let e = &a.evaluations;
+    if let Some(i) = (0..e.a.len()).find(|&i| e.a[i] * e.b[i] != e.c[i]) {
+        panic!("{what}: constraint {i} does not hold");
+    }
+}
+
+#[test]
+fn sample_circuits_equal_the_synthesizer() {
+    for (name, circuit) in SampleCircuit::shapes() {
+        // The recording run's own witness.
+        let (recorded, values) = record(circuit.clone()).unwrap();
+        let want = synthesize(circuit.clone()).unwrap();
+        assert_eq!(recorded.shape(), want.shape(), "{name}");
+        assert_same(name, &recorded.evaluate(values).unwrap(), &want);
+        // Another witness of the same shape, witness-only.
+        let other = circuit.with_seed(1000);
+        let want = synthesize(other.clone()).unwrap();
+        let values = witness(other.clone()).unwrap();
+        assert_same(name, &recorded.evaluate(values).unwrap(), &want);
+        assert_same(name, &recorded.synthesize(other).unwrap(), &want);
+    }
+}
+
+#[test]
+fn the_cache_records_a_key_once_under_concurrent_first_uses() {
+    let cache = Arc::new(R1csCache::new());
+    let key = ShapeKey::new("random-2^12");
+    let shape = SampleCircuit::Random {
+        constraints: 4200,
+        seed: 0,
+    };
+    let threads: Vec<_> = (0..4u64)
+        .map(|i| {
+            let (cache, key, circuit) = (cache.clone(), key.clone(), shape.with_seed(i));
+            std::thread::spawn(move || {
+                let got = cache.synthesize(&key, circuit.clone()).unwrap();
+                assert_same("concurrent", &got, &synthesize(circuit).unwrap());
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(cache.recordings(), 1);
+    assert_eq!(cache.keys(), vec![key.clone()]);
+    assert!(cache.bytes() > 0);
+    // Through a keyed partition, as the engine synthesizes it.
+    let circuit = shape.with_seed(9);
+    let got = PartitionCircuit::new(circuit.clone())
+        .with_shape_key(key.clone())
+        .synthesize_recorded(&cache)
+        .unwrap();
+    assert_same("keyed partition", &got, &synthesize(circuit).unwrap());
+    assert_eq!(cache.recordings(), 1);
+    assert!(cache.remove(&key).is_some());
+    assert!(cache.get(&key).is_none());
+}
+
+#[test]
+fn a_witness_of_another_shape_is_rejected() {
+    let (recorded, _) = record(SampleCircuit::BooleanHeavy { bits: 300, seed: 1 }).unwrap();
+    for other in [
+        SampleCircuit::BooleanHeavy { bits: 301, seed: 1 },
+        SampleCircuit::BooleanHeavy { bits: 299, seed: 1 },
+        // As many aux variables (300 bits), one input fewer.
+        SampleCircuit::BooleanHeavy { bits: 256, seed: 1 },
+    ] {
+        let e = recorded
+            .evaluate(witness(other.clone()).unwrap())
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Synthesis, "{e}");
+        assert!(e.message().contains("not of the recorded shape"), "{e}");
+        assert!(recorded.synthesize(other).is_err());
+    }
+    // Through the cache: a circuit under another circuit's key.
+    let cache = R1csCache::new();
+    let key = ShapeKey::new("boolean-heavy-300");
+    cache
+        .synthesize(&key, SampleCircuit::BooleanHeavy { bits: 300, seed: 1 })
+        .unwrap();
+    let e = cache
+        .synthesize(&key, SampleCircuit::ManyInputs { inputs: 3, seed: 1 })
+        .unwrap_err();
+    assert!(e.message().contains("recorded circuit has"), "{e}");
+}
+
+/// The one partition of `record_from` records the key in a fresh cache (its assignment must
+/// satisfy the constraints); each partition of `check` (built twice: once for the recorded
+/// path, once for the synthesizer) must then give the synthesizer's assignment exactly.
+fn check_filecoin(
+    what: &str,
+    record_from: CircuitSet,
+    check: impl Fn() -> CircuitSet,
+    partitions: usize,
+) {
+    let cache = R1csCache::new();
+    let first = record_from.partitions.into_iter().next().unwrap();
+    assert!(first.shape_key().is_some(), "{what}: partitions are keyed");
+    let t = std::time::Instant::now();
+    assert_satisfied(what, &first.synthesize_recorded(&cache).unwrap());
+    eprintln!("{what}: recorded in {:.1} s", t.elapsed().as_secs_f64());
+    assert_eq!(cache.recordings(), 1);
+    let recorded = cache.get(&cache.keys()[0]).unwrap();
+    let stats = recorded.coefficient_stats();
+    eprintln!(
+        "{what}: {:?}, nnz {:?}, {} bytes, {stats:?}",
+        recorded.shape(),
+        recorded.nnz(),
+        recorded.bytes()
+    );
+    let ours = check().partitions;
+    let theirs = check().partitions;
+    assert_eq!(ours.len(), partitions, "{what}: partitions");
+    for (k, (ours, theirs)) in ours.into_iter().zip(theirs).enumerate() {
+        let got = ours.synthesize_recorded(&cache).unwrap();
+        let want = theirs.synthesize().unwrap();
+        assert_same(&format!("{what} partition {k}"), &got, &want);
+    }
+    assert_eq!(cache.recordings(), 1, "{what}: recorded once");
+}
+
+#[test]
+fn porep_c2_equals_the_synthesizer() {
+    let f = fixture();
+    let set = |s: &sector::SealedSector| {
+        porep_c2_circuits(&s.c1_output, s.sector_id, s.prover_id).unwrap()
+    };
+    check_filecoin(
+        "2KiB PoRep C2",
+        set(&f.sectors[0]),
+        || set(&f.sectors[1]),
+        1,
+    );
+}
+
+#[test]
+fn snap_deals_equal_the_synthesizer() {
+    let f = fixture();
+    let set = |i: &sector::SnapInputs| {
+        snap_circuits(
+            i.registered_update_proof,
+            &i.vanilla_proofs,
+            SnapCommitments {
+                comm_r_old: i.comm_r_old,
+                comm_r_new: i.comm_r_new,
+                comm_d_new: i.comm_d_new,
+            },
+        )
+        .unwrap()
+    };
+    let first = sector::snap_inputs(&f.sectors[1], 31).unwrap();
+    let second = sector::snap_inputs(&f.sectors[2], 32).unwrap();
+    check_filecoin("2KiB SnapDeals", set(&first), || set(&second), 1);
+}
+
+fn randomness_bytes(seed: u8) -> [u8; 32] {
+    let mut r = [seed; 32];
+    r[31] &= 0x3f;
+    r
+}
+
+#[test]
+fn winning_post_equals_the_synthesizer() {
+    let f = fixture();
+    let set = |i: &sector::WinningPostInputs| {
+        winning_post_circuits(
+            i.registered_post_proof,
+            &i.randomness,
+            i.prover_id,
+            &i.vanilla_proofs,
+        )
+        .unwrap()
+    };
+    let first = sector::winning_post_inputs(&f.sectors[0], randomness_bytes(7)).unwrap();
+    let second = sector::winning_post_inputs(&f.sectors[1], randomness_bytes(8)).unwrap();
+    check_filecoin("2KiB WinningPoSt", set(&first), || set(&second), 1);
+}
+
+#[test]
+fn window_post_equals_the_synthesizer() {
+    let f = fixture();
+    let sectors: Vec<_> = f.sectors.iter().collect();
+    let set = |i: &sector::WindowPostInputs| {
+        window_post_circuits(
+            i.registered_post_proof,
+            &i.randomness,
+            i.prover_id,
+            &i.vanilla_proofs,
+        )
+        .unwrap()
+    };
+    let first = sector::window_post_inputs(&sectors, randomness_bytes(9)).unwrap();
+    let second = sector::window_post_inputs(&sectors, randomness_bytes(10)).unwrap();
+    // Both partitions, the second padded with a repeated sector as filecoin-proofs pads it.
+    check_filecoin("2KiB WindowPoSt", set(&first), || set(&second), 2);
+}
+
+#[test]
+fn the_coefficient_table_is_shared_and_small() {
+    let (recorded, _) = record(SampleCircuit::BooleanHeavy { bits: 300, seed: 1 }).unwrap();
+    let s = recorded.coefficient_stats();
+    // 300 booleans (b, 1 − b, ...) and 5 packings with coefficients 2^0 .. 2^63.
+    assert_eq!(s.entries, s.plus_one + s.minus_one + s.powers_of_two);
+    assert_eq!(s.distinct_powers_of_two, 63);
+    assert_eq!(s.distinct, 65);
+}

@@ -273,17 +273,17 @@ func TestSixteenGoroutinesProveAtOnce(t *testing.T) {
 		if d.Backend != cuzk.BackendCPU || d.GPUOrdinal != -1 || d.Backend.String() != "cpu" {
 			t.Fatalf("device %d: backend %v, GPU ordinal %d; want cpu, -1", i, d.Backend, d.GPUOrdinal)
 		}
+		if d.KernelActive != 0 {
+			t.Fatalf("device %d: %v of kernels on a CPU device", i, d.KernelActive)
+		}
 	}
 	// One observation of each stage per start phase, inside the device mutex's holds; a
 	// CPU device has no transfers.
 	proved := st.PartitionsProved
-	for name, l := range map[string]cuzk.Latency{
-		"NTT": st.Stages.NTT, "MSMH": st.Stages.MSMH, "MSML": st.Stages.MSML,
-		"MSMA": st.Stages.MSMA, "MSMBG1": st.Stages.MSMBG1, "HostToDevice": st.Stages.HostToDevice,
-	} {
-		if l.Count != proved || l.Sum > st.MutexHold.Sum+time.Millisecond {
+	for _, stage := range st.Stages.All() {
+		if l := stage.Latency; l.Count != proved || l.Sum > st.MutexHold.Sum+time.Millisecond {
 			t.Fatalf("stage %s: %d observations, %v in all; want %d within the holds' %v",
-				name, l.Count, l.Sum, proved, st.MutexHold.Sum)
+				stage.Name, l.Count, l.Sum, proved, st.MutexHold.Sum)
 		}
 	}
 	if st.Stages.MSMH.Sum <= 0 || st.Stages.HostToDevice.Sum != 0 || st.FinalizeBG2.Count != proved {

@@ -356,12 +356,13 @@ typedef struct cuzk_stats {
   uint64_t device_count;
   // Per device, the first `device_count` entries; the rest are zero.
   struct cuzk_device_stats devices[CUZK_MAX_DEVICES];
-  // Start phase, one observation per successful start phase: the H step (the NTTs; on a
-  // GPU its transfers included).
+  // Start-phase stages, one observation per successful start phase.
+  // The H step: the NTTs and (a·b − c)/Z (on a GPU its transfers included).
   struct cuzk_latency start_ntt;
-  // Of `start_ntt`, copying a, b and c to the GPU (CUDA event time; 0 on the CPU).
+  // Of the H step, copying a, b and c to the GPU (CUDA event time; 0 on the CPU).
   struct cuzk_latency start_ntt_upload;
-  // Of `start_ntt`, copying H back from the GPU (CUDA event time; 0 on the CPU).
+  // Of the H step, copying H back from the GPU (CUDA event time; 0 on the CPU, and
+  // on a GPU with resident params, where H stays on the device for its MSM).
   struct cuzk_latency start_ntt_download;
   // The H MSM (wall time, its transfers included).
   struct cuzk_latency start_msm_h;
@@ -372,11 +373,13 @@ typedef struct cuzk_stats {
   // The B_g1 MSM (wall time, its transfers included, its gather not).
   struct cuzk_latency start_msm_b_g1;
   // Gathering the density-selected A and B scalars (GPU: on the host, or on the GPU
-  // when the params are resident there; 0 on the CPU).
+  // when the params are resident there, with the small uploads that feed it; 0 on
+  // the CPU, whose MSMs read the selections in place).
   struct cuzk_latency start_gather;
-  // All host → GPU copies of one start phase, summed: CUDA event times of the uploads,
-  // plus the wall time of those not event-timed (making params resident on the GPU,
-  // on their first proof there). 0 on the CPU.
+  // All host → GPU copies of one start phase (a gather's excepted), summed: CUDA
+  // event times of the uploads, plus the wall time of those not event-timed (the
+  // aux values; making params resident on the GPU, on their first proof there).
+  // 0 on the CPU.
   struct cuzk_latency start_host_to_device;
   // All GPU → host copies of one start phase, summed (CUDA event times; 0 on the CPU).
   struct cuzk_latency start_device_to_host;
@@ -402,6 +405,9 @@ typedef struct cuzk_stats {
   uint64_t ready_waiting;
   // Per proof kind (see `CUZK_JOB_KINDS`).
   struct cuzk_kind_stats kinds[CUZK_JOB_KINDS];
+  // Time device i had kernels running, measured on the device by CUDA events around
+  // each start phase's kernels (0 for CPU devices, which have no kernels).
+  uint64_t device_kernel_active_ns[CUZK_MAX_DEVICES];
 } cuzk_stats;
 
 // How to run a job. Every field's zero means its default, so a zeroed struct (or a NULL

@@ -557,6 +557,9 @@ fn stats_and_prometheus_report_the_work() {
         assert_eq!(d.gpu_ordinal, NO_GPU_ORDINAL);
         let info = format!("cuzk_device_info{{device=\"{i}\",backend=\"cpu\"}} 1");
         assert!(text.contains(&info), "{info}");
+        assert_eq!(d.kernel_active_ns, 0, "a CPU device runs no kernels");
+        let active = format!("cuzk_device_kernel_active_seconds_total{{device=\"{i}\"}} 0");
+        assert!(text.contains(&active), "{active}");
     }
 }
 

@@ -4,10 +4,11 @@ use std::time::Duration;
 
 use super::args::{handle, out, read_sized, write_sized, write_sized_struct};
 use super::boundary::{boundary, Failure};
+use super::stats_layout::cuzk_stats;
 use super::status::cuzk_status;
 use crate::engine::{AdmissionPolicy, Device, Engine, EngineConfig, TrimPolicy};
 use crate::groth16::BackendKind;
-use crate::stats::{DeviceStatsSnapshot, HistogramSnapshot, KindStatsSnapshot, StatsSnapshot};
+use crate::stats::HistogramSnapshot;
 
 /// A proving engine: its device workers, finalizers and trimmer threads, and its memory
 /// budget. Created by `cuzk_engine_new`, owned by the host, freed by `cuzk_engine_free`.
@@ -205,40 +206,6 @@ pub struct cuzk_latency {
     pub max_ns: u64,
 }
 
-/// One device's figures (nanoseconds).
-#[allow(non_camel_case_types)]
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct cuzk_device_stats {
-    /// Time the device mutex was held (the device computing) since the engine started.
-    pub busy_ns: u64,
-    /// Time since the engine started.
-    pub life_ns: u64,
-    /// Time held within the recent window.
-    pub window_busy_ns: u64,
-    /// The recent window's length: the last 10 whole seconds and the current one so far.
-    pub window_ns: u64,
-    /// Start phases run on this device.
-    pub partitions: u64,
-}
-
-/// One proof kind's counts (`cuzk_stats.kinds`).
-#[allow(non_camel_case_types)]
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct cuzk_kind_stats {
-    /// Jobs admitted.
-    pub jobs_admitted: u64,
-    /// Jobs that produced all their proofs.
-    pub jobs_finished: u64,
-    /// Jobs that failed (cancelled ones not included).
-    pub jobs_failed: u64,
-    /// Partitions admitted.
-    pub partitions_admitted: u64,
-    /// Partitions proved.
-    pub partitions_proved: u64,
-}
-
 /// What a device is (`cuzk_device_backend.backend`). The numbers are stable.
 #[allow(non_camel_case_types)]
 #[repr(u32)]
@@ -259,298 +226,36 @@ const _: () = assert!(CUZK_NO_GPU_ORDINAL == crate::stats::NO_GPU_ORDINAL);
 const _: () = assert!(cuzk_backend::Cpu as u32 == BackendKind::Cpu as u32);
 const _: () = assert!(cuzk_backend::Cuda as u32 == BackendKind::Cuda as u32);
 
-/// Where one device's start phases run.
-#[allow(non_camel_case_types)]
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct cuzk_device_backend {
-    /// CPU or CUDA.
-    pub backend: cuzk_backend,
-    /// The GPU's CUDA driver ordinal (among the devices `CUDA_VISIBLE_DEVICES` leaves
-    /// visible, in the driver's order); `CUZK_NO_GPU_ORDINAL` for a CPU device.
-    pub gpu_ordinal: u32,
-}
-
-/// Every figure of the engine's statistics: counts, bytes and nanoseconds. The host sets
-/// `size` to `sizeof(cuzk_stats)` before calling `cuzk_get_stats`.
-#[allow(non_camel_case_types)]
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct cuzk_stats {
-    /// In: `sizeof(cuzk_stats)` as the host knows it. Out: the bytes written.
-    pub size: usize,
-    /// Nanoseconds since the engine started.
-    pub uptime_ns: u64,
-    /// Jobs `cuzk_prove_start` accepted.
-    pub jobs_admitted: u64,
-    /// Jobs `cuzk_prove_start` refused (validation, budget, admission timeout).
-    pub jobs_rejected: u64,
-    /// Admitted jobs that produced all their proofs.
-    pub jobs_finished: u64,
-    /// Admitted jobs that failed (a partition failed, or the engine shut down).
-    pub jobs_failed: u64,
-    /// Admitted jobs cancelled.
-    pub jobs_cancelled: u64,
-    /// Partitions queued by admitted jobs.
-    pub partitions_admitted: u64,
-    /// Partitions proved.
-    pub partitions_proved: u64,
-    /// Partitions whose start or finish failed.
-    pub partitions_failed: u64,
-    /// Partitions dropped unproved (job cancelled, failed or shut down).
-    pub partitions_dropped: u64,
-    /// Partitions queued now, by priority class (see `CUZK_PRIORITY_CLASSES`).
-    pub queue_depth: [u64; CUZK_PRIORITY_CLASSES],
-    /// The memory budget, in bytes.
-    pub memory_budget_bytes: u64,
-    /// Bytes reserved now.
-    pub memory_reserved_bytes: u64,
-    /// Most bytes ever reserved at once.
-    pub memory_peak_bytes: u64,
-    /// Bytes reported freed to the trimmer.
-    pub bytes_freed_reported: u64,
-    /// `malloc_trim(0)` calls.
-    pub trims: u64,
-    /// Wait for the memory budget in `cuzk_prove_start`.
-    pub admission_wait: cuzk_latency,
-    /// Time a partition sat queued.
-    pub queue_wait: cuzk_latency,
-    /// Wait for a device mutex.
-    pub mutex_wait: cuzk_latency,
-    /// Device mutex held: the start phase (compute).
-    pub mutex_hold: cuzk_latency,
-    /// Device idle between two start phases while work waited.
-    pub gap: cuzk_latency,
-    /// A finalizer's time per partition.
-    pub finalize: cuzk_latency,
-    /// `malloc_trim(0)` durations.
-    pub trim: cuzk_latency,
-    /// Entries of `devices` in use.
-    pub device_count: u64,
-    /// Per device, the first `device_count` entries; the rest are zero.
-    pub devices: [cuzk_device_stats; CUZK_MAX_DEVICES],
-    // Added later: fields only ever go at the end (and `cuzk_device_stats` never grows),
-    // so that a host built against an older header, which passes a smaller `size`, still
-    // reads every field it knows at its place.
-    /// Start phase, one observation per successful start phase: the H step (the NTTs; on a
-    /// GPU its transfers included).
-    pub start_ntt: cuzk_latency,
-    /// Of `start_ntt`, copying a, b and c to the GPU (CUDA event time; 0 on the CPU).
-    pub start_ntt_upload: cuzk_latency,
-    /// Of `start_ntt`, copying H back from the GPU (CUDA event time; 0 on the CPU).
-    pub start_ntt_download: cuzk_latency,
-    /// The H MSM (wall time, its transfers included).
-    pub start_msm_h: cuzk_latency,
-    /// The L MSM (wall time, its transfers included).
-    pub start_msm_l: cuzk_latency,
-    /// The A MSM (wall time, its transfers included, its gather not).
-    pub start_msm_a: cuzk_latency,
-    /// The B_g1 MSM (wall time, its transfers included, its gather not).
-    pub start_msm_b_g1: cuzk_latency,
-    /// Gathering the density-selected A and B scalars (GPU: on the host, or on the GPU
-    /// when the params are resident there; 0 on the CPU).
-    pub start_gather: cuzk_latency,
-    /// All host → GPU copies of one start phase, summed: CUDA event times of the uploads,
-    /// plus the wall time of those not event-timed (making params resident on the GPU,
-    /// on their first proof there). 0 on the CPU.
-    pub start_host_to_device: cuzk_latency,
-    /// All GPU → host copies of one start phase, summed (CUDA event times; 0 on the CPU).
-    pub start_device_to_host: cuzk_latency,
-    /// A finalizer's B_g2 MSM (part of `finalize`).
-    pub finalize_b_g2: cuzk_latency,
-    /// Per device, in the order of `devices`: CPU or CUDA and the GPU ordinal; the first
-    /// `device_count` entries, the rest zero.
-    pub device_backends: [cuzk_device_backend; CUZK_MAX_DEVICES],
-    /// A synthesis thread's time per partition.
-    pub synthesis: cuzk_latency,
-    /// Loading one params file (once per file the engine loads).
-    pub params_load: cuzk_latency,
-    /// Time the synthesis threads spent synthesizing, summed over the threads; divided by
-    /// `synthesis_threads * uptime_ns`, the pool's busy fraction.
-    pub synthesis_busy_ns: u64,
-    /// Threads in the synthesis pool.
-    pub synthesis_threads: u64,
-    /// Synthesis threads synthesizing now.
-    pub synthesis_active: u64,
-    /// Partitions waiting for a synthesis thread now.
-    pub synthesis_queue_depth: u64,
-    /// Synthesized partitions waiting for a device now.
-    pub ready_waiting: u64,
-    /// Per proof kind (see `CUZK_JOB_KINDS`).
-    pub kinds: [cuzk_kind_stats; CUZK_JOB_KINDS],
-}
-
-fn latency(h: HistogramSnapshot) -> cuzk_latency {
-    let HistogramSnapshot {
-        count,
-        sum_ns,
-        p50_ns,
-        p99_ns,
-        max_ns,
-    } = h;
-    cuzk_latency {
-        count,
-        sum_ns,
-        p50_ns,
-        p99_ns,
-        max_ns,
+impl From<HistogramSnapshot> for cuzk_latency {
+    fn from(h: HistogramSnapshot) -> Self {
+        let HistogramSnapshot {
+            count,
+            sum_ns,
+            p50_ns,
+            p99_ns,
+            max_ns,
+        } = h;
+        cuzk_latency {
+            count,
+            sum_ns,
+            p50_ns,
+            p99_ns,
+            max_ns,
+        }
     }
 }
 
-fn device_backend(d: &DeviceStatsSnapshot) -> cuzk_device_backend {
-    cuzk_device_backend {
-        backend: match d.backend {
+impl From<BackendKind> for cuzk_backend {
+    fn from(b: BackendKind) -> Self {
+        match b {
             BackendKind::Cpu => cuzk_backend::Cpu,
             BackendKind::Cuda => cuzk_backend::Cuda,
-        },
-        gpu_ordinal: d.gpu_ordinal,
-    }
-}
-
-fn device(d: DeviceStatsSnapshot) -> cuzk_device_stats {
-    let DeviceStatsSnapshot {
-        busy_ns,
-        life_ns,
-        window_busy_ns,
-        window_ns,
-        partitions,
-        backend: _,
-        gpu_ordinal: _, // in `cuzk_stats.device_backends`
-    } = d;
-    cuzk_device_stats {
-        busy_ns,
-        life_ns,
-        window_busy_ns,
-        window_ns,
-        partitions,
-    }
-}
-
-fn kind_stats(k: KindStatsSnapshot) -> cuzk_kind_stats {
-    let KindStatsSnapshot {
-        jobs_admitted,
-        jobs_finished,
-        jobs_failed,
-        partitions_admitted,
-        partitions_proved,
-    } = k;
-    cuzk_kind_stats {
-        jobs_admitted,
-        jobs_finished,
-        jobs_failed,
-        partitions_admitted,
-        partitions_proved,
-    }
-}
-
-impl From<StatsSnapshot> for cuzk_stats {
-    fn from(s: StatsSnapshot) -> Self {
-        // A full destructuring, so a figure added to StatsSnapshot fails to compile here
-        // until the C struct carries it too.
-        let StatsSnapshot {
-            uptime_ns,
-            jobs_admitted,
-            jobs_rejected,
-            jobs_finished,
-            jobs_failed,
-            jobs_cancelled,
-            partitions_admitted,
-            partitions_proved,
-            partitions_failed,
-            partitions_dropped,
-            queue_depth,
-            memory_budget_bytes,
-            memory_reserved_bytes,
-            memory_peak_bytes,
-            bytes_freed_reported,
-            trims,
-            admission_wait,
-            queue_wait,
-            mutex_wait,
-            mutex_hold,
-            gap,
-            finalize,
-            trim,
-            start_ntt,
-            start_ntt_upload,
-            start_ntt_download,
-            start_msm_h,
-            start_msm_l,
-            start_msm_a,
-            start_msm_b_g1,
-            start_gather,
-            start_host_to_device,
-            start_device_to_host,
-            finalize_b_g2,
-            device_count,
-            devices,
-            synthesis,
-            params_load,
-            synthesis_busy_ns,
-            synthesis_threads,
-            synthesis_active,
-            synthesis_queue_depth,
-            ready_waiting,
-            kinds,
-        } = s;
-        let mut device_backends = [cuzk_device_backend::default(); CUZK_MAX_DEVICES];
-        for (b, d) in device_backends
-            .iter_mut()
-            .zip(&devices)
-            .take(device_count as usize)
-        {
-            *b = device_backend(d);
-        }
-        cuzk_stats {
-            size: std::mem::size_of::<cuzk_stats>(),
-            uptime_ns,
-            jobs_admitted,
-            jobs_rejected,
-            jobs_finished,
-            jobs_failed,
-            jobs_cancelled,
-            partitions_admitted,
-            partitions_proved,
-            partitions_failed,
-            partitions_dropped,
-            queue_depth,
-            memory_budget_bytes,
-            memory_reserved_bytes,
-            memory_peak_bytes,
-            bytes_freed_reported,
-            trims,
-            admission_wait: latency(admission_wait),
-            queue_wait: latency(queue_wait),
-            mutex_wait: latency(mutex_wait),
-            mutex_hold: latency(mutex_hold),
-            gap: latency(gap),
-            finalize: latency(finalize),
-            trim: latency(trim),
-            device_count,
-            devices: devices.map(device),
-            start_ntt: latency(start_ntt),
-            start_ntt_upload: latency(start_ntt_upload),
-            start_ntt_download: latency(start_ntt_download),
-            start_msm_h: latency(start_msm_h),
-            start_msm_l: latency(start_msm_l),
-            start_msm_a: latency(start_msm_a),
-            start_msm_b_g1: latency(start_msm_b_g1),
-            start_gather: latency(start_gather),
-            start_host_to_device: latency(start_host_to_device),
-            start_device_to_host: latency(start_device_to_host),
-            finalize_b_g2: latency(finalize_b_g2),
-            device_backends,
-            synthesis: latency(synthesis),
-            params_load: latency(params_load),
-            synthesis_busy_ns,
-            synthesis_threads,
-            synthesis_active,
-            synthesis_queue_depth,
-            ready_waiting,
-            kinds: kinds.map(kind_stats),
         }
     }
 }
+
+// `cuzk_stats`, `cuzk_device_stats`, `cuzk_device_backend` and `cuzk_kind_stats` are
+// generated from the figures table into `stats_layout.rs`.
 
 /// Copies a snapshot of the engine's statistics into `*stats`.
 ///

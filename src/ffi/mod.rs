@@ -25,15 +25,17 @@ mod engine;
 mod filecoin;
 mod job;
 mod srs;
+// Generated (src/stats/codegen.rs), laid out as rustfmt would not keep it.
+#[rustfmt::skip]
+mod stats_layout;
 mod status;
 
 pub use boundary::{boundary_for_tests, cuzk_last_error};
 pub use engine::{
-    cuzk_backend, cuzk_config, cuzk_device_backend, cuzk_device_stats, cuzk_engine,
-    cuzk_engine_free, cuzk_engine_new, cuzk_get_stats, cuzk_kind_stats, cuzk_latency, cuzk_stats,
-    cuzk_stats_prometheus, CUZK_CONFIG_ADMISSION_FAIL_FAST, CUZK_CONFIG_TRIM_DISABLED,
-    CUZK_JOB_KINDS, CUZK_MAX_DEVICES, CUZK_NO_GPU_ORDINAL, CUZK_PRIORITY_CLASSES,
-    CUZK_WAIT_FOREVER,
+    cuzk_backend, cuzk_config, cuzk_engine, cuzk_engine_free, cuzk_engine_new, cuzk_get_stats,
+    cuzk_latency, cuzk_stats_prometheus, CUZK_CONFIG_ADMISSION_FAIL_FAST,
+    CUZK_CONFIG_TRIM_DISABLED, CUZK_JOB_KINDS, CUZK_MAX_DEVICES, CUZK_NO_GPU_ORDINAL,
+    CUZK_PRIORITY_CLASSES, CUZK_WAIT_FOREVER,
 };
 pub use filecoin::{
     cuzk_bytes, cuzk_job_get_timings, cuzk_job_proof_bytes, cuzk_job_timings, cuzk_params_evict,
@@ -52,6 +54,7 @@ pub use srs::{
     cuzk_srs_shape, cuzk_srs_verify, cuzk_srs_verifying_key, cuzk_verify, CUZK_PROOF_BYTES,
     CUZK_SCALAR_BYTES,
 };
+pub use stats_layout::{cuzk_device_backend, cuzk_device_stats, cuzk_kind_stats, cuzk_stats};
 pub use status::{cuzk_status, cuzk_status_name};
 
 use std::ffi::{c_char, CString};

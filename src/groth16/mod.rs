@@ -9,6 +9,7 @@ pub mod proof;
 pub mod prover;
 pub mod scalars;
 pub mod srs;
+pub mod stages;
 pub mod synthesize;
 pub mod verify;
 pub mod verifying_key;
@@ -24,6 +25,7 @@ pub use prover::{
 };
 pub use scalars::ScalarEncoding;
 pub use srs::{Srs, SrsId};
+pub use stages::START_STAGES;
 pub use synthesize::{synthesize, synthesize_batch};
 pub use verify::verify_proof;
 pub use verifying_key::{PreparedVerifyingKey, VerifyingKey};

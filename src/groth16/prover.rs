@@ -15,6 +15,7 @@ use super::assignment::{Assignment, Evaluations, Witness};
 use super::deferred::DeferredEvaluations;
 use super::proof::Proof;
 use super::srs::Srs;
+pub use super::stages::StartTimings;
 use crate::cpu::msm::{msm, G2};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -32,46 +33,6 @@ pub struct PartialProof {
     /// The same sum over B_g2, when the start phase computed it (a GPU does, with the G1
     /// MSMs); `None` leaves it to [`finish`], on the host, overlapping the next start phase.
     pub b_g2: Option<G2Projective>,
-}
-
-/// Time spent in each stage of a start phase, for the stats. Stages overlap where a
-/// field says so (the transfer sums cover transfers inside the NTT and MSM stages), so
-/// the fields do not add up to the whole start phase.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct StartTimings {
-    /// The H step: the NTTs and (a·b − c)/Z (on a GPU its transfers included).
-    pub ntt: Duration,
-    /// Of `ntt`, copying a, b and c to the device (device-event time; zero on the CPU).
-    pub ntt_upload: Duration,
-    /// Of `ntt`, copying H back to the host (device-event time; zero on the CPU, and on a
-    /// GPU with the SRS resident, where H goes from the transforms into the H MSM on the
-    /// device).
-    pub ntt_download: Duration,
-    /// The four G1 MSMs with the gathers and, on a GPU, the resident-SRS lookup.
-    pub msm: Duration,
-    /// The H MSM (Σ hᵢ·Hᵢ), wall time, transfers included.
-    pub msm_h: Duration,
-    /// The L MSM, wall time, transfers included.
-    pub msm_l: Duration,
-    /// The A MSM, wall time, transfers included (its gather not).
-    pub msm_a: Duration,
-    /// The B_g1 MSM, wall time, transfers included (its gather not).
-    pub msm_b_g1: Duration,
-    /// Gathering the density-selected A and B scalars into one buffer each: on the host, or
-    /// on a GPU whose SRS is resident, there (with the small uploads that feed the gather).
-    /// Zero on the CPU, whose MSMs read the selections in place.
-    pub gather: Duration,
-    /// Host → device copies over the whole start phase (those a gather counts excepted):
-    /// the device-event times of the evaluation, scalar and non-resident point uploads,
-    /// plus the wall time of the uploads that are not event-timed (the aux values; the
-    /// SRS when it becomes resident, on its first proof on the device). Zero on the CPU.
-    pub host_to_device: Duration,
-    /// Device → host copies over the whole start phase (device-event times; zero on the CPU).
-    pub device_to_host: Duration,
-    /// Time the device had a kernel running during the start phase, measured on the device
-    /// (timing events around every launch). Zero on the CPU, which runs no kernels. The
-    /// start phase's wall time less this is the device's idle time inside the start phase.
-    pub kernels: Duration,
 }
 
 /// The kind of processor a start phase runs on, as the stats report it. The numbers are

@@ -542,6 +542,7 @@ int main(int argc, char **argv) {
     CHECK(stats.finalize_b_g2.count == f.partitions);
     CHECK(stats.device_backends[0].backend == CUZK_BACKEND_CPU);
     CHECK(stats.device_backends[0].gpu_ordinal == CUZK_NO_GPU_ORDINAL);
+    CHECK(stats.device_kernel_active_ns[0] == 0); /* a CPU device runs no kernels */
   }
   CHECK(reserved_when_idle(engine) == 0);
   EXPECT(cuzk_stats_prometheus(engine, NULL, 0, &needed), CUZK_STATUS_BUFFER_TOO_SMALL, NULL);

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use cuzk::engine::PartitionCircuit;
 use cuzk::filecoin::{
-    porep_c2_circuits, snap_circuits, window_post_circuits, winning_post_circuits, CircuitSet,
-    SnapCommitments,
+    porep_c2_circuits, proof_bytes, prove_winning_post, snap_circuits, window_post_circuits,
+    winning_post_circuits, CircuitSet, ParamsFor, ProofOptions, SnapCommitments,
 };
 use cuzk::fixtures::sector;
 use cuzk::fixtures::SampleCircuit;
@@ -240,6 +240,35 @@ fn window_post_equals_the_synthesizer() {
     let second = sector::window_post_inputs(&sectors, randomness_bytes(10)).unwrap();
     // Both partitions, the second padded with a repeated sector as filecoin-proofs pads it.
     check_filecoin("2KiB WindowPoSt", set(&first), || set(&second), 2);
+}
+
+#[test]
+fn the_engine_records_each_circuit_once() {
+    let f = fixture();
+    let proof = sector::WINNING_POST_2KIB;
+    ensure(ParamsFor::PoSt(proof));
+    let engine = engine();
+    for seed in [11, 12] {
+        let inputs = sector::winning_post_inputs(&f.sectors[0], randomness_bytes(seed)).unwrap();
+        let job = prove_winning_post(
+            &engine,
+            inputs.registered_post_proof,
+            &inputs.randomness,
+            inputs.prover_id,
+            &inputs.vanilla_proofs,
+            ProofOptions {
+                params_dir: Some(f.params_dir.clone()),
+                ..ProofOptions::default()
+            },
+        )
+        .unwrap();
+        let bytes = proof_bytes(&job.finish(PATIENCE).unwrap());
+        assert!(sector::verify_winning_post(&inputs, &bytes).unwrap());
+    }
+    let recorded = engine.recorded_circuits();
+    assert_eq!(recorded.recordings(), 1);
+    let key = ShapeKey::new(ParamsFor::PoSt(proof).circuit_id().unwrap());
+    assert_eq!(recorded.keys(), vec![key]);
 }
 
 #[test]

@@ -5,7 +5,8 @@
 //!   ├─ Ready partitions: validate ─ reserve budget ───────────────────────┐
 //!   └─ circuits: SynthQueue (priority, job seq, partition)                │
 //!        synthesis threads: reserve budget (shape from the SRS),          │
-//!        synthesize, validate, take a ReadyGate place (not PoSt) ─────────┤
+//!        synthesize (keyed: witness + mat-vec, R1csCache), validate,      │
+//!        take a ReadyGate place (not PoSt) ───────────────────────────────┤
 //!                                                                         ▼
 //!                                       PartitionQueue (priority, job seq, partition)
 //!                                                  │ pop (queue lock: submitters, workers)
@@ -20,6 +21,8 @@
 //! Locks, and who takes them:
 //! - the synthesis queue's lock: `submit`, `Job::cancel`, synthesis threads, shutdown;
 //! - the ready gate's lock: synthesis threads, and a device worker giving a place back;
+//! - the R1CS cache's map lock: synthesis threads, only to find a shape key's slot; a
+//!   slot's lock: the synthesis threads of that key, held while its first circuit records;
 //! - the queue's lock: `submit`, `Job::cancel`, device workers, synthesis threads, shutdown;
 //! - a device's mutex: that device's workers, around `StartPhase::start` only;
 //! - a job's state lock: finalizers, the host's `finish`/`poll`/`cancel`, shutdown.
@@ -60,6 +63,7 @@ use crossbeam_channel::Sender;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::groth16::{Assignment, Proof, Randomness, Srs};
+use crate::r1cs::R1csCache;
 use crate::stats::{Stats, StatsSnapshot, MAX_DEVICES};
 use job::JobShared;
 
@@ -170,6 +174,8 @@ pub(crate) struct Shared {
     pub(crate) stats: Arc<Stats>,
     pub(crate) budget: MemoryBudget,
     pub(crate) freed: FreedCounter,
+    /// The recorded circuits the synthesis stage synthesizes keyed partitions from.
+    pub(crate) r1cs: R1csCache,
     next_seq: AtomicU64,
 }
 
@@ -283,6 +289,7 @@ impl Engine {
             budget: MemoryBudget::with_stats(limit, stats.clone()),
             freed: trimmer.counter(),
             stats,
+            r1cs: R1csCache::new(),
             next_seq: AtomicU64::new(0),
         });
         // Unbounded: the budget already bounds the partitions in flight, and a worker must
@@ -578,6 +585,12 @@ impl Engine {
     /// The params files this engine has loaded, shared by all its jobs.
     pub fn params(&self) -> &ParamsRegistry {
         &self.params
+    }
+
+    /// The circuits this engine's synthesis stage has recorded, by shape key (kept for the
+    /// engine's lifetime; [`R1csCache::remove`] drops one).
+    pub fn recorded_circuits(&self) -> &R1csCache {
+        &self.shared.r1cs
     }
 
     /// The memory budget.

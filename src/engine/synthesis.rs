@@ -4,7 +4,9 @@
 //! A synthesis thread takes a circuit from the synthesis queue (its own lock, shared with
 //! submitters and `Job::cancel`), reserves the partition's memory from the shape its SRS
 //! gives (waiting on the budget, which is atomics and a channel), synthesizes with no lock
-//! held, then waits for a place among the synthesized partitions waiting for a device (the
+//! held (a partition with a shape key from its recorded R1CS, only its witness and a
+//! mat-vec; the key's first partition records it, holding only that key's slot lock), then
+//! waits for a place among the synthesized partitions waiting for a device (the
 //! [`ReadyGate`], a lock of its own that a device worker takes only to give a place back)
 //! and pushes the partition into the device queue. A WinningPoSt or WindowPoSt partition
 //! does not wait for a place: it goes straight to the devices, ahead of any PoRep there.
@@ -133,7 +135,8 @@ fn synthesize_one(shared: &Shared, key: QueueKey, work: SynthWork) {
 
     let started = Instant::now();
     stats.synthesis_active.fetch_add(1, Relaxed);
-    let result = catch_unwind(AssertUnwindSafe(|| circuit.synthesize()))
+    let r1cs = &shared.r1cs;
+    let result = catch_unwind(AssertUnwindSafe(|| circuit.synthesize_recorded(r1cs)))
         .unwrap_or_else(|p| {
             Err(Error::new(
                 ErrorKind::Synthesis,

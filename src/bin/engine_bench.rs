@@ -109,10 +109,12 @@ fn report(title: &str, s: &StatsSnapshot) {
     println!("{title} (uptime {:.1} s)", s.uptime_ns as f64 / 1e9);
     for (i, d) in s.devices().iter().enumerate() {
         println!(
-            "  device {i}: busy {:.2}% of life, {:.2}% of the last {:.1} s; {} start phases",
+            "  device {i}: busy (mutex held) {:.2}% of life, {:.2}% of the last {:.1} s; \
+             kernels running {:.2}% of life (device events; 0 on a CPU); {} start phases",
             100.0 * d.busy_fraction(),
             100.0 * d.window_busy_fraction(),
             d.window_ns as f64 / 1e9,
+            100.0 * d.kernel_active_ns as f64 / d.life_ns.max(1) as f64,
             d.partitions
         );
     }

@@ -184,9 +184,13 @@ fn run() -> Result<(), String> {
     let cuzk_wall = t.elapsed();
     let st = engine.stats();
     for (name, d) in names.iter().zip(st.devices()) {
+        let of_backlog = |ns: u64| 100.0 * ns as f64 / cuzk_wall.as_nanos().max(1) as f64;
         println!(
-            "{name}: busy (device mutex held) {:.1}% of the engine's life, {} start phases",
-            100.0 * d.busy_fraction(),
+            "{name}: of the backlog's {:.2} s, device mutex held {:.1}%, kernels running \
+             (device events) {:.1}%; {} start phases",
+            cuzk_wall.as_secs_f64(),
+            of_backlog(d.busy_ns),
+            of_backlog(d.kernel_active_ns),
             d.partitions
         );
     }

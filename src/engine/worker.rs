@@ -87,6 +87,10 @@ impl Worker {
             let stages = result.as_ref().ok().map(|(_, t)| *t);
             if let Some(t) = &stages {
                 shared.stats.stages.record(t);
+                // The device's own measure of its work, next to the mutex hold above.
+                shared
+                    .stats
+                    .record_kernel_active(self.device_index, t.kernels.as_nanos() as u64);
             }
             let us = |f: fn(&StartTimings) -> Duration| stages.map(|t| f(&t).as_micros() as u64);
             tracing::debug!(
@@ -102,6 +106,7 @@ impl Worker {
                 msm_us = us(|t| t.msm),
                 h2d_us = us(|t| t.host_to_device),
                 d2h_us = us(|t| t.device_to_host),
+                kernels_us = us(|t| t.kernels),
                 ok = result.is_ok(),
                 "start phase"
             );

@@ -280,3 +280,90 @@ fn the_coefficient_table_is_shared_and_small() {
     assert_eq!(s.distinct_powers_of_two, 63);
     assert_eq!(s.distinct, 65);
 }
+
+/// A recording as the start phase's deferred evaluations (`DeferredEvaluations`): its host
+/// evaluation equals the synthesizer's a, b and c, its matrices are the recorded ones, and a
+/// witness of another shape is refused.
+#[test]
+fn deferred_evaluations_equal_the_synthesizer() {
+    use cuzk::groth16::DeferredEvaluations;
+    let circuit = SampleCircuit::BooleanHeavy { bits: 300, seed: 3 };
+    let (recorded, _) = record(circuit.clone()).unwrap();
+    let other = circuit.with_seed(77);
+    let want = synthesize(other.clone()).unwrap();
+    let w = recorded.witness_only(witness(other).unwrap()).unwrap();
+    assert!(
+        w == want.witness,
+        "witness_only gives the synthesizer's witness"
+    );
+    let got = DeferredEvaluations::evaluate(&recorded, &w).unwrap();
+    assert!(got == want.evaluations, "deferred evaluation differs");
+    assert_eq!(
+        DeferredEvaluations::rows(&recorded),
+        want.evaluations.a.len()
+    );
+    assert_eq!(
+        recorded.variables(),
+        (want.witness.input.len(), want.witness.aux.len())
+    );
+    let ([a, b, c], table) = DeferredEvaluations::matrices(&recorded);
+    let m = recorded.matrices();
+    for (v, m) in [a, b, c].iter().zip(m) {
+        assert_eq!(v.row_start, m.row_start());
+        assert_eq!(v.cols, m.cols());
+        assert_eq!(v.codes, m.codes());
+    }
+    assert_eq!(table, recorded.coefficients().table());
+    // A clone is a recording of its own (a device keys its resident matrices on the id).
+    assert_ne!(recorded.clone().id(), recorded.id());
+    let mut short = w.clone();
+    short.aux.pop();
+    assert_eq!(
+        DeferredEvaluations::evaluate(&recorded, &short)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::Synthesis
+    );
+}
+
+/// The engine with deferred evaluations (the witness only reaches the devices, a, b and c are
+/// the start phase's: the device's own mat-vec on a GPU, the host's on the CPU) proves the
+/// same bytes as the engine that synthesizes them, for the same (r, s), and filecoin-proofs
+/// accepts them.
+#[test]
+fn deferred_evaluations_prove_the_same_bytes() {
+    let f = fixture();
+    let proof = sector::WINNING_POST_2KIB;
+    ensure(ParamsFor::PoSt(proof));
+    let inputs = sector::winning_post_inputs(&f.sectors[0], randomness_bytes(21)).unwrap();
+    let prove = |defer: bool| {
+        let engine = cuzk::Engine::new(cuzk::EngineConfig {
+            devices: cuzk::engine::Device::detect(),
+            synthesis_threads: 2,
+            defer_evaluations: Some(defer),
+            ..cuzk::EngineConfig::default()
+        })
+        .unwrap();
+        let job = prove_winning_post(
+            &engine,
+            inputs.registered_post_proof,
+            &inputs.randomness,
+            inputs.prover_id,
+            &inputs.vanilla_proofs,
+            ProofOptions {
+                params_dir: Some(f.params_dir.clone()),
+                randomness: cuzk::RandomnessChoice::Given(randomness(5, 1)),
+                ..ProofOptions::default()
+            },
+        )
+        .unwrap();
+        proof_bytes(&job.finish(PATIENCE).unwrap())
+    };
+    let deferred = prove(true);
+    assert!(sector::verify_winning_post(&inputs, &deferred).unwrap());
+    assert_eq!(
+        deferred,
+        prove(false),
+        "deferred and synthesized bytes differ"
+    );
+}

@@ -62,7 +62,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Sender;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::groth16::{Assignment, Proof, Randomness, Srs};
+use crate::groth16::{Assignment, DeferredEvaluations, Proof, Randomness, Srs};
 use crate::r1cs::R1csCache;
 use crate::stats::{Stats, StatsSnapshot, MAX_DEVICES};
 use job::JobShared;
@@ -132,6 +132,11 @@ pub struct EngineConfig {
     /// Most synthesized partitions waiting for a device (PoSt partitions do not count);
     /// `0` for the default, one per device worker.
     pub max_ready: usize,
+    /// Whether partitions with a recorded R1CS reach the devices as a witness only, a, b
+    /// and c left to the start phase (a GPU computes them on the device:
+    /// [`StartPhase::start_deferred`](crate::groth16::StartPhase::start_deferred)). `None`:
+    /// when any device is a GPU. The CPU computes them in its start phase either way.
+    pub defer_evaluations: Option<bool>,
     /// Test and instrumentation hooks.
     pub hooks: Hooks,
 }
@@ -147,6 +152,7 @@ impl Default for EngineConfig {
             admission: AdmissionPolicy::Wait(Duration::from_secs(600)),
             synthesis_threads: 0,
             max_ready: 0,
+            defer_evaluations: None,
             hooks: Hooks::default(),
         }
     }
@@ -157,6 +163,9 @@ pub(crate) struct Work {
     pub(crate) job: Arc<JobShared>,
     pub(crate) index: usize,
     pub(crate) assignment: Assignment,
+    /// When set, `assignment` has no evaluations: the start phase computes them from the
+    /// witness with these recorded matrices.
+    pub(crate) deferred: Option<Arc<dyn DeferredEvaluations>>,
     /// Released when the start phase ends.
     pub(crate) eval_res: Reservation,
     /// Released when the proof is assembled.
@@ -176,6 +185,8 @@ pub(crate) struct Shared {
     pub(crate) freed: FreedCounter,
     /// The recorded circuits the synthesis stage synthesizes keyed partitions from.
     pub(crate) r1cs: R1csCache,
+    /// [`EngineConfig::defer_evaluations`], resolved.
+    pub(crate) defer_evaluations: bool,
     next_seq: AtomicU64,
 }
 
@@ -290,6 +301,11 @@ impl Engine {
             freed: trimmer.counter(),
             stats,
             r1cs: R1csCache::new(),
+            defer_evaluations: config.defer_evaluations.unwrap_or_else(|| {
+                backends
+                    .iter()
+                    .any(|b| b.kind() == crate::groth16::BackendKind::Cuda)
+            }),
             next_seq: AtomicU64::new(0),
         });
         // Unbounded: the budget already bounds the partitions in flight, and a worker must
@@ -540,6 +556,7 @@ impl Engine {
                     job: job.clone(),
                     index,
                     assignment,
+                    deferred: None,
                     eval_res: reservation.split(eval),
                     rest_res: reservation.split(rest),
                     queued_at: now,

@@ -10,7 +10,7 @@ use blstrs::Scalar;
 use super::queue::Priority;
 use super::{AdmissionPolicy, RandomnessChoice};
 use crate::error::Result;
-use crate::groth16::{synthesize, Assignment, CircuitShape, Srs};
+use crate::groth16::{synthesize, Assignment, CircuitShape, Evaluations, Srs, Witness};
 use crate::r1cs::{self, R1csCache, RecordedCircuit, ShapeKey, WitnessValues};
 
 /// What a job proves. It decides the job's default priority class and the label its
@@ -80,6 +80,11 @@ trait BuildCircuit: Send {
     ) -> Result<Assignment>;
     fn record(self: Box<Self>) -> Result<(RecordedCircuit, WitnessValues)>;
     fn witness(self: Box<Self>) -> Result<WitnessValues>;
+    fn witness_recorded(
+        self: Box<Self>,
+        cache: &R1csCache,
+        key: &ShapeKey,
+    ) -> Result<(Arc<RecordedCircuit>, Witness)>;
     #[cfg(feature = "bellperson-oracle")]
     fn bellperson_proof(
         self: Box<Self>,
@@ -114,6 +119,14 @@ where
 
     fn witness(self: Box<Self>) -> Result<WitnessValues> {
         r1cs::witness((self.0)()?)
+    }
+
+    fn witness_recorded(
+        self: Box<Self>,
+        cache: &R1csCache,
+        key: &ShapeKey,
+    ) -> Result<(Arc<RecordedCircuit>, Witness)> {
+        cache.witness(key, (self.0)()?)
     }
 
     #[cfg(feature = "bellperson-oracle")]
@@ -195,6 +208,27 @@ impl PartitionCircuit {
         match self.shape_key {
             Some(key) => self.build.synthesize_recorded(cache, &key),
             None => self.build.synthesize(),
+        }
+    }
+
+    /// Builds the circuit and synthesizes it for a start phase that computes a, b and c
+    /// itself: with a shape key, only its witness, and the key's recording (the
+    /// [`DeferredEvaluations`](crate::groth16::DeferredEvaluations) the start phase takes);
+    /// without one, as [`PartitionCircuit::synthesize_recorded`] does.
+    pub fn synthesize_deferred(
+        self,
+        cache: &R1csCache,
+    ) -> Result<(Assignment, Option<Arc<RecordedCircuit>>)> {
+        match self.shape_key {
+            Some(key) => {
+                let (recorded, witness) = self.build.witness_recorded(cache, &key)?;
+                let assignment = Assignment {
+                    evaluations: Evaluations::default(),
+                    witness,
+                };
+                Ok((assignment, Some(recorded)))
+            }
+            None => Ok((self.build.synthesize()?, None)),
         }
     }
 

@@ -21,7 +21,7 @@ use super::queue::{Priority, QueueKey};
 use super::request::{srs_shape, PartitionCircuit};
 use super::{panic_message, Reservation, Shared, Work};
 use crate::error::{Error, ErrorKind};
-use crate::groth16::Proof;
+use crate::groth16::{DeferredEvaluations, Proof};
 
 /// A partition waiting for a synthesis thread.
 pub(crate) struct SynthWork {
@@ -136,14 +136,26 @@ fn synthesize_one(shared: &Shared, key: QueueKey, work: SynthWork) {
     let started = Instant::now();
     stats.synthesis_active.fetch_add(1, Relaxed);
     let r1cs = &shared.r1cs;
-    let result = catch_unwind(AssertUnwindSafe(|| circuit.synthesize_recorded(r1cs)))
-        .unwrap_or_else(|p| {
-            Err(Error::new(
-                ErrorKind::Synthesis,
-                format!("synthesis panicked: {}", panic_message(&*p)),
-            ))
-        })
-        .and_then(|a| a.validate(&job.srs).map(|()| a));
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        if shared.defer_evaluations {
+            circuit.synthesize_deferred(r1cs)
+        } else {
+            circuit.synthesize_recorded(r1cs).map(|a| (a, None))
+        }
+    }))
+    .unwrap_or_else(|p| {
+        Err(Error::new(
+            ErrorKind::Synthesis,
+            format!("synthesis panicked: {}", panic_message(&*p)),
+        ))
+    })
+    .and_then(|(a, deferred)| {
+        match &deferred {
+            Some(d) => a.witness.validate(d.rows(), &job.srs)?,
+            None => a.validate(&job.srs)?,
+        }
+        Ok((a, deferred))
+    });
     stats.synthesis_active.fetch_sub(1, Relaxed);
     let took = started.elapsed();
     stats.synthesis.record(took);
@@ -159,8 +171,8 @@ fn synthesize_one(shared: &Shared, key: QueueKey, work: SynthWork) {
         ok = result.is_ok(),
         "synthesized"
     );
-    let assignment = match result {
-        Ok(a) => a,
+    let (assignment, deferred) = match result {
+        Ok((a, d)) => (a, d.map(|d| d as Arc<dyn DeferredEvaluations>)),
         Err(e) => {
             drop(reservation);
             shared.report_freed(eval + rest);
@@ -179,6 +191,7 @@ fn synthesize_one(shared: &Shared, key: QueueKey, work: SynthWork) {
         job,
         index,
         assignment,
+        deferred,
         eval_res: reservation.split(eval),
         rest_res: reservation.split(rest),
         queued_at: Instant::now(),

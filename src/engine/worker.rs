@@ -51,6 +51,7 @@ impl Worker {
                         evaluations,
                         witness,
                     },
+                deferred,
                 eval_res,
                 rest_res,
                 ready_slot,
@@ -67,7 +68,10 @@ impl Worker {
                 if let Some(h) = &self.on_device_start {
                     h(job.seq, index);
                 }
-                self.device.backend.start(&job.srs, evaluations, &witness)
+                match &deferred {
+                    Some(d) => self.device.backend.start_deferred(&job.srs, &**d, &witness),
+                    None => self.device.backend.start(&job.srs, evaluations, &witness),
+                }
             }));
             let compute = guard.held();
             drop(guard);

@@ -126,6 +126,7 @@ fn engine_config(c: &cuzk_config) -> Result<EngineConfig, Failure> {
         admission,
         synthesis_threads: c.synthesis_threads as usize,
         max_ready: c.max_ready as usize,
+        defer_evaluations: defaults.defer_evaluations,
         hooks: Default::default(),
     })
 }

@@ -110,20 +110,30 @@ impl Assignment {
     /// out-of-bounds read, so nothing proves without passing this.
     pub fn validate(&self, srs: &Srs) -> Result<()> {
         let e = &self.evaluations;
-        let w = &self.witness;
         let n = e.a.len();
-        if n == 0 || w.input.is_empty() {
-            return Err(Error::new(
-                ErrorKind::EmptyCircuit,
-                "empty circuit: an assignment needs at least one constraint and the input ONE",
-            ));
-        }
         if e.b.len() != n || e.c.len() != n {
             return Err(Error::invalid_assignment(format!(
                 "evaluations differ in length: a has {n}, b has {}, c has {}",
                 e.b.len(),
                 e.c.len()
             )));
+        }
+        self.witness.validate(n, srs)
+    }
+}
+
+impl Witness {
+    /// Checks that this witness, of a circuit of `constraints` constraints, is well formed
+    /// and fits `srs` (see [`Assignment::validate`]; a witness whose evaluations a start
+    /// phase computes itself is checked with its recording's row count).
+    pub fn validate(&self, constraints: usize, srs: &Srs) -> Result<()> {
+        let w = self;
+        let n = constraints;
+        if n == 0 || w.input.is_empty() {
+            return Err(Error::new(
+                ErrorKind::EmptyCircuit,
+                "empty circuit: an assignment needs at least one constraint and the input ONE",
+            ));
         }
         if w.input[0] != Scalar::ONE {
             return Err(Error::invalid_assignment(

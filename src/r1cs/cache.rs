@@ -11,8 +11,9 @@ use blstrs::Scalar;
 
 use super::record::record;
 use super::recorded::RecordedCircuit;
+use super::witness::witness;
 use crate::error::Result;
-use crate::groth16::Assignment;
+use crate::groth16::{Assignment, Witness};
 
 /// Names a circuit shape: every circuit synthesized under one key must have the same R1CS
 /// (for Filecoin, storage-proofs' circuit id, which also names the params file).
@@ -84,6 +85,30 @@ impl R1csCache {
         drop(recorded);
         self.recordings.fetch_add(1, Relaxed);
         r.evaluate(values)
+    }
+
+    /// `circuit`'s witness, of shape `key`, and the key's recording (made from this circuit
+    /// when the key has none yet): what a start phase that computes a, b and c itself needs
+    /// ([`crate::groth16::DeferredEvaluations`]). No mat-vec runs here.
+    pub fn witness<C: Circuit<Scalar>>(
+        &self,
+        key: &ShapeKey,
+        circuit: C,
+    ) -> Result<(Arc<RecordedCircuit>, Witness)> {
+        let slot = self.lock_slots().entry(key.clone()).or_default().clone();
+        let mut recorded = slot.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(r) = recorded.clone() {
+            drop(recorded);
+            let w = r.witness_only(witness(circuit)?)?;
+            return Ok((r, w));
+        }
+        let (r, values) = record(circuit)?;
+        let r = Arc::new(r);
+        *recorded = Some(r.clone());
+        drop(recorded);
+        self.recordings.fetch_add(1, Relaxed);
+        let w = r.witness_only(values)?;
+        Ok((r, w))
     }
 
     /// Drops `key`'s recording (a circuit proving it again records it again).

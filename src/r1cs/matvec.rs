@@ -19,7 +19,34 @@ impl RecordedCircuit {
     /// from the recording. Fails when `values` are not of the recorded shape.
     pub fn evaluate(&self, values: WitnessValues) -> Result<Assignment> {
         self.check(&values)?;
-        let (input, aux) = (&values.input[..], &values.aux[..]);
+        let evaluations = self.products(&values.input, &values.aux);
+        Ok(Assignment {
+            evaluations,
+            witness: self.witness_of(values),
+        })
+    }
+
+    /// `values` with this shape's density bitmaps: the witness a start phase needs when it
+    /// computes a, b and c itself ([`crate::groth16::DeferredEvaluations`]). Fails when
+    /// `values` are not of the recorded shape.
+    pub fn witness_only(&self, values: WitnessValues) -> Result<Witness> {
+        self.check(&values)?;
+        Ok(self.witness_of(values))
+    }
+
+    fn witness_of(&self, values: WitnessValues) -> Witness {
+        let WitnessValues { input, aux } = values;
+        Witness {
+            input,
+            aux,
+            a_aux_density: self.a_aux_density.clone(),
+            b_input_density: self.b_input_density.clone(),
+            b_aux_density: self.b_aux_density.clone(),
+        }
+    }
+
+    /// a = A·w, b = B·w, c = C·w for a witness of the recorded shape (checked by the caller).
+    pub(crate) fn products(&self, input: &[Scalar], aux: &[Scalar]) -> Evaluations {
         let table = self.coefficients.table();
         let product = |m: &SparseMatrix| -> Vec<Scalar> {
             (0..m.rows())
@@ -31,22 +58,11 @@ impl RecordedCircuit {
                 })
                 .collect()
         };
-        let evaluations = Evaluations {
+        Evaluations {
             a: product(&self.a),
             b: product(&self.b),
             c: product(&self.c),
-        };
-        let WitnessValues { input, aux } = values;
-        Ok(Assignment {
-            evaluations,
-            witness: Witness {
-                input,
-                aux,
-                a_aux_density: self.a_aux_density.clone(),
-                b_input_density: self.b_input_density.clone(),
-                b_aux_density: self.b_aux_density.clone(),
-            },
-        })
+        }
     }
 }
 

@@ -15,6 +15,7 @@
 //! key through it.
 
 mod cache;
+mod deferred;
 mod matrix;
 mod matvec;
 mod record;

@@ -9,7 +9,7 @@ use blstrs::Scalar;
 use ff::Field;
 
 use super::matrix::{Coefficients, SparseMatrix};
-use super::recorded::{RecordedCircuit, INPUT_COLUMN};
+use super::recorded::{RecordedCircuit, RecordingId, INPUT_COLUMN};
 use super::witness::WitnessValues;
 use crate::error::{Error, Result};
 use crate::groth16::Density;
@@ -47,6 +47,7 @@ pub fn record<C: Circuit<Scalar>>(circuit: C) -> Result<(RecordedCircuit, Witnes
     }
     coefficients.freeze();
     let recorded = RecordedCircuit {
+        id: RecordingId::next(),
         a,
         b,
         c,

@@ -18,6 +18,8 @@ pub const INPUT_COLUMN: u32 = 1 << 31;
 /// depend on the structure only).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RecordedCircuit {
+    /// Which recording this is (a device keeps the matrices resident under it).
+    pub(crate) id: RecordingId,
     pub(crate) a: SparseMatrix,
     pub(crate) b: SparseMatrix,
     pub(crate) c: SparseMatrix,
@@ -28,6 +30,33 @@ pub struct RecordedCircuit {
     pub(crate) b_input_density: Density,
     pub(crate) b_aux_density: Density,
 }
+
+/// A recording's identity: a process-wide counter, a new value for every recording (and
+/// for every clone, which is a recording of its own). Equality of recordings is equality of
+/// their contents, so two `RecordingId`s always compare equal.
+#[derive(Debug)]
+pub(crate) struct RecordingId(pub(crate) u64);
+
+impl RecordingId {
+    pub(crate) fn next() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        RecordingId(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+impl Clone for RecordingId {
+    fn clone(&self) -> Self {
+        RecordingId::next()
+    }
+}
+
+impl PartialEq for RecordingId {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for RecordingId {}
 
 /// How a circuit's coefficients are distributed (the measurement behind the matrices'
 /// coefficient codes).
@@ -99,16 +128,18 @@ impl RecordedCircuit {
     /// as recorded (a circuit whose structure differs from the recorded one's would give
     /// wrong a, b, c, or an out-of-range read, were it not caught here).
     pub fn check(&self, values: &WitnessValues) -> Result<()> {
-        if values.input.len() != self.inputs || values.aux.len() != self.aux {
+        self.check_lengths(values.input.len(), values.aux.len())
+    }
+
+    /// [`RecordedCircuit::check`] from the lengths alone.
+    pub(crate) fn check_lengths(&self, inputs: usize, aux: usize) -> Result<()> {
+        if inputs != self.inputs || aux != self.aux {
             return Err(Error::new(
                 ErrorKind::Synthesis,
                 format!(
-                    "the witness has {} inputs and {} aux variables but the recorded circuit \
-                     has {} and {}: the circuit is not of the recorded shape",
-                    values.input.len(),
-                    values.aux.len(),
-                    self.inputs,
-                    self.aux
+                    "the witness has {inputs} inputs and {aux} aux variables but the recorded \
+                     circuit has {} and {}: the circuit is not of the recorded shape",
+                    self.inputs, self.aux
                 ),
             ));
         }

@@ -1,0 +1,178 @@
+//! Synthesis benchmark: the synthesizer (bellperson's algorithm) against cuzk's recorded
+//! path (witness only, then the CPU mat-vec), on the 2KiB Filecoin circuits and a sample
+//! circuit, same process, same cores.
+//!
+//! `cargo bench --bench synth -- [NAME ...]` (default: all of porep-2KiB snap-2KiB
+//! winning-post-2KiB window-post-2KiB sample-bits-2^18). bellperson 0.27 keeps its
+//! synthesizer (`ProvingAssignment`) private, so the "bellperson" column is
+//! `cuzk::groth16::synthesize`, which evaluates every linear combination per proof exactly
+//! as bellperson's does (the oracle tests compare their proofs' bytes). Each line is the
+//! median of a few runs; building the circuit from its inputs (inside the partition's
+//! closure) is timed on both sides.
+
+#[path = "../tests/filecoin_common/mod.rs"]
+mod filecoin_common;
+
+use std::time::{Duration, Instant};
+
+use cuzk::engine::PartitionCircuit;
+use cuzk::filecoin::{
+    porep_c2_circuits, snap_circuits, window_post_circuits, winning_post_circuits, SnapCommitments,
+};
+use cuzk::fixtures::{sector, SampleCircuit};
+use filecoin_common::fixture;
+
+/// One benchmarked circuit: its name, how many runs to take the median of, and a maker of
+/// fresh instances (a partition is consumed by its synthesis).
+struct Bench {
+    name: &'static str,
+    runs: usize,
+    make: Box<dyn Fn() -> PartitionCircuit>,
+}
+
+fn median(mut v: Vec<Duration>) -> f64 {
+    v.sort();
+    v[v.len() / 2].as_secs_f64()
+}
+
+fn randomness_bytes(seed: u8) -> [u8; 32] {
+    let mut r = [seed; 32];
+    r[31] &= 0x3f;
+    r
+}
+
+fn first(set: cuzk::filecoin::CircuitSet) -> PartitionCircuit {
+    set.partitions.into_iter().next().expect("a partition")
+}
+
+fn benches() -> Vec<Bench> {
+    let f = fixture();
+    let s0 = &f.sectors[0];
+    let c1 = (s0.c1_output.clone(), s0.sector_id, s0.prover_id);
+    let snap = sector::snap_inputs(&f.sectors[1], 41).expect("snap inputs");
+    let winning = sector::winning_post_inputs(s0, randomness_bytes(7)).expect("winning inputs");
+    let sectors: Vec<_> = f.sectors.iter().collect();
+    let window = sector::window_post_inputs(&sectors, randomness_bytes(9)).expect("window");
+    vec![
+        Bench {
+            name: "porep-2KiB",
+            runs: 3,
+            make: Box::new(move || first(porep_c2_circuits(&c1.0, c1.1, c1.2).unwrap())),
+        },
+        Bench {
+            name: "snap-2KiB",
+            runs: 3,
+            make: Box::new(move || {
+                first(
+                    snap_circuits(
+                        snap.registered_update_proof,
+                        &snap.vanilla_proofs,
+                        SnapCommitments {
+                            comm_r_old: snap.comm_r_old,
+                            comm_r_new: snap.comm_r_new,
+                            comm_d_new: snap.comm_d_new,
+                        },
+                    )
+                    .unwrap(),
+                )
+            }),
+        },
+        Bench {
+            name: "winning-post-2KiB",
+            runs: 5,
+            make: Box::new(move || {
+                first(
+                    winning_post_circuits(
+                        winning.registered_post_proof,
+                        &winning.randomness,
+                        winning.prover_id,
+                        &winning.vanilla_proofs,
+                    )
+                    .unwrap(),
+                )
+            }),
+        },
+        Bench {
+            name: "window-post-2KiB",
+            runs: 9,
+            make: Box::new(move || {
+                first(
+                    window_post_circuits(
+                        window.registered_post_proof,
+                        &window.randomness,
+                        window.prover_id,
+                        &window.vanilla_proofs,
+                    )
+                    .unwrap(),
+                )
+            }),
+        },
+        Bench {
+            name: "sample-bits-2^18",
+            runs: 5,
+            make: Box::new(|| PartitionCircuit::new(SampleCircuit::bits_filling(18))),
+        },
+    ]
+}
+
+fn main() {
+    let wanted: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    println!(
+        "threads: {}   (bellperson: cuzk::groth16::synthesize, bellperson's algorithm; \
+         cuzk: witness + CPU mat-vec from the recorded R1CS)",
+        rayon::current_num_threads()
+    );
+    for b in benches() {
+        if !wanted.is_empty() && !wanted.iter().any(|w| w == b.name) {
+            continue;
+        }
+        let t = Instant::now();
+        let (recorded, _) = (b.make)().record().expect("record");
+        let record_once = t.elapsed().as_secs_f64();
+
+        let (mut synth, mut wit, mut matvec) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..b.runs {
+            let c = (b.make)();
+            let t = Instant::now();
+            let want = c.synthesize().expect("synthesize");
+            synth.push(t.elapsed());
+            drop(want);
+
+            let c = (b.make)();
+            let t = Instant::now();
+            let values = c.witness().expect("witness");
+            wit.push(t.elapsed());
+            let t = Instant::now();
+            let got = recorded.evaluate(values).expect("mat-vec");
+            matvec.push(t.elapsed());
+            drop(got);
+        }
+        // A sanity check outside the timings: the last runs agree.
+        let want = (b.make)().synthesize().unwrap();
+        let got = recorded.evaluate((b.make)().witness().unwrap()).unwrap();
+        assert!(got == want, "{}: the recorded path differs", b.name);
+
+        let (bp, w, m) = (median(synth), median(wit), median(matvec));
+        println!(
+            "synthesis {} bellperson {bp:.3} cuzk {:.3} speedup {:.2}",
+            b.name,
+            w + m,
+            bp / (w + m)
+        );
+        let nnz = recorded.nnz();
+        println!(
+            "  {} witness {w:.3} matvec {m:.3} record-once {record_once:.3} matrix-bytes {} \
+             (constraints {}, nnz a/b/c {}/{}/{}, {:?})",
+            b.name,
+            recorded.bytes(),
+            recorded.shape().constraints,
+            nnz[0],
+            nnz[1],
+            nnz[2],
+            recorded.coefficient_stats()
+        );
+    }
+}

@@ -8,10 +8,23 @@
 # Kernels get SASS for CUZK_CUDA_ARCHS (default 90 here: the H200); the binaries load the
 # driver at run time and need nothing else from the toolkit. A target folder of its own
 # (target/device) keeps this release+cuda build from invalidating the development builds.
+#
+#   scripts/build-device.sh                 the working tree as it is
+#   scripts/build-device.sh --commit REV    as committed at REV, from a temporary git worktree
+#                                           (figures that name a commit, whatever is being
+#                                           edited meanwhile)
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$repo"
+src="$repo"
+if [ "${1:-}" = "--commit" ]; then
+    rev="$(git -C "$repo" rev-parse --verify "${2:?--commit needs a revision}^{commit}")"
+    src="$(mktemp -d)/cuzk"
+    git -C "$repo" worktree add --detach "$src" "$rev" >/dev/null
+    cleanup="git -C '$repo' worktree remove --force '$src'"
+    trap 'eval "$cleanup"' EXIT
+fi
+cd "$src"
 tk="$repo/.cuda-toolkit/nvidia/cu13"
 [ -x "$tk/bin/nvcc" ] || scripts/setup-cuda.sh
 export PATH="$tk/bin:$PATH"
@@ -29,7 +42,8 @@ cargo build --release --locked --features cuda,test-fixtures \
 
 out="$repo/.devbin"
 stage="$(mktemp -d)"
-trap 'rm -rf "$stage"' EXIT
+cleanup="rm -rf '$stage'; ${cleanup:-:}"
+trap 'eval "$cleanup"' EXIT
 for t in "${tests[@]}"; do
     # cargo names test binaries <name>-<hash>; the newest one is this build's.
     exe="$(ls -t "$CARGO_TARGET_DIR"/release/deps/"$t"-* | grep -v '\.d$' | head -n 1)"
@@ -43,8 +57,8 @@ git rev-parse --short HEAD >"$stage/COMMIT"
     echo "+ uncommitted changes" >>"$stage/COMMIT"
 mkdir -p "$out"
 tar -czf "$out/bin.tgz" -C "$stage" .
-grep -qx '/.devbin/' .git/info/exclude 2>/dev/null || {
-    mkdir -p .git/info
-    echo '/.devbin/' >>.git/info/exclude
+grep -qx '/.devbin/' "$repo/.git/info/exclude" 2>/dev/null || {
+    mkdir -p "$repo/.git/info"
+    echo '/.devbin/' >>"$repo/.git/info/exclude"
 }
 ls -l "$out"

@@ -367,3 +367,94 @@ fn deferred_evaluations_prove_the_same_bytes() {
         "deferred and synthesized bytes differ"
     );
 }
+
+/// A recording on disk (`r1cs::file`): read back equal; refused when made with other params
+/// (stale), truncated anywhere, or with a flipped byte (corrupt); and through the cache, a
+/// refused file is recorded again and rewritten, a good one is used without recording.
+#[test]
+fn recording_files_are_reused_and_refused_when_stale_or_corrupt() {
+    use cuzk::r1cs::file::{load, save, Loaded};
+    let dir = tempdir("recording-files");
+    let circuit = SampleCircuit::BooleanHeavy { bits: 200, seed: 4 };
+    let (recorded, _) = record(circuit.clone()).unwrap();
+    let (vk, other_vk) = (vec![7u8; 100], vec![8u8; 100]);
+    let path = dir.join("r.cuzk-r1cs");
+    assert!(matches!(load(&vk, &path).unwrap(), Loaded::Missing));
+    save(&recorded, &vk, &path).unwrap();
+    match load(&vk, &path).unwrap() {
+        Loaded::Recording(r) => assert!(r == recorded, "read back differs"),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(load(&other_vk, &path).unwrap(), Loaded::Stale(_)));
+    let bytes = std::fs::read(&path).unwrap();
+    let bad = dir.join("bad.cuzk-r1cs");
+    for cut in [
+        0,
+        5,
+        20,
+        120,
+        bytes.len() / 2,
+        bytes.len() - 9,
+        bytes.len() - 1,
+    ] {
+        std::fs::write(&bad, &bytes[..cut]).unwrap();
+        match load(&vk, &bad).unwrap() {
+            Loaded::Corrupt(_) => {}
+            other => panic!("truncated at {cut}: {other:?}"),
+        }
+    }
+    for at in [3, 150, bytes.len() / 3, bytes.len() - 3] {
+        let mut flipped = bytes.clone();
+        flipped[at] ^= 0x10;
+        std::fs::write(&bad, &flipped).unwrap();
+        match load(&vk, &bad).unwrap() {
+            Loaded::Corrupt(_) => {}
+            other => panic!("byte {at} flipped: {other:?}"),
+        }
+    }
+
+    // Through the cache: the first cache records and writes, a second one reads the file.
+    let key = ShapeKey::new("boolean-heavy-200");
+    let vk_of = || vk.clone();
+    let vk_of: &dyn Fn() -> Vec<u8> = &vk_of;
+    let first = R1csCache::with_dir(&dir);
+    let file = first.file_of(&key).unwrap();
+    let want = synthesize(circuit.with_seed(5)).unwrap();
+    let got = first
+        .synthesize_with(&key, circuit.with_seed(5), Some(vk_of))
+        .unwrap();
+    assert_same("recorded", &got, &want);
+    assert_eq!((first.recordings(), first.loaded_from_files()), (1, 0));
+    assert!(file.exists());
+    let second = R1csCache::with_dir(&dir);
+    let got = second
+        .synthesize_with(&key, circuit.with_seed(5), Some(vk_of))
+        .unwrap();
+    assert_same("from the file", &got, &want);
+    assert_eq!((second.recordings(), second.loaded_from_files()), (0, 1));
+    // A corrupt file is recorded again and rewritten; so is a stale one.
+    let len = std::fs::metadata(&file).unwrap().len();
+    std::fs::write(&file, &std::fs::read(&file).unwrap()[..len as usize / 2]).unwrap();
+    let third = R1csCache::with_dir(&dir);
+    assert_same(
+        "after a corrupt file",
+        &third
+            .synthesize_with(&key, circuit.with_seed(5), Some(vk_of))
+            .unwrap(),
+        &want,
+    );
+    assert_eq!((third.recordings(), third.loaded_from_files()), (1, 0));
+    assert!(matches!(load(&vk, &file).unwrap(), Loaded::Recording(_)));
+    let other_of = || other_vk.clone();
+    let other_of: &dyn Fn() -> Vec<u8> = &other_of;
+    let fourth = R1csCache::with_dir(&dir);
+    fourth
+        .synthesize_with(&key, circuit.with_seed(5), Some(other_of))
+        .unwrap();
+    assert_eq!((fourth.recordings(), fourth.loaded_from_files()), (1, 0));
+    assert!(matches!(
+        load(&other_vk, &file).unwrap(),
+        Loaded::Recording(_)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+}

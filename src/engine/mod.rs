@@ -137,6 +137,10 @@ pub struct EngineConfig {
     /// [`StartPhase::start_deferred`](crate::groth16::StartPhase::start_deferred)). `None`:
     /// when any device is a GPU. The CPU computes them in its start phase either way.
     pub defer_evaluations: Option<bool>,
+    /// A folder where recorded circuits are kept between engines (`<shape key>.cuzk-r1cs`,
+    /// tied to their params' verifying key; a stale or corrupt file is recorded again and
+    /// rewritten). `None`: in memory only.
+    pub recordings_dir: Option<std::path::PathBuf>,
     /// Test and instrumentation hooks.
     pub hooks: Hooks,
 }
@@ -153,6 +157,7 @@ impl Default for EngineConfig {
             synthesis_threads: 0,
             max_ready: 0,
             defer_evaluations: None,
+            recordings_dir: None,
             hooks: Hooks::default(),
         }
     }
@@ -300,7 +305,10 @@ impl Engine {
             budget: MemoryBudget::with_stats(limit, stats.clone()),
             freed: trimmer.counter(),
             stats,
-            r1cs: R1csCache::new(),
+            r1cs: match &config.recordings_dir {
+                Some(dir) => R1csCache::with_dir(dir),
+                None => R1csCache::new(),
+            },
             defer_evaluations: config.defer_evaluations.unwrap_or_else(|| {
                 backends
                     .iter()

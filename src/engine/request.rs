@@ -77,6 +77,7 @@ trait BuildCircuit: Send {
         self: Box<Self>,
         cache: &R1csCache,
         key: &ShapeKey,
+        vk: Option<&dyn Fn() -> Vec<u8>>,
     ) -> Result<Assignment>;
     fn record(self: Box<Self>) -> Result<(RecordedCircuit, WitnessValues)>;
     fn witness(self: Box<Self>) -> Result<WitnessValues>;
@@ -84,6 +85,7 @@ trait BuildCircuit: Send {
         self: Box<Self>,
         cache: &R1csCache,
         key: &ShapeKey,
+        vk: Option<&dyn Fn() -> Vec<u8>>,
     ) -> Result<(Arc<RecordedCircuit>, Witness)>;
     #[cfg(feature = "bellperson-oracle")]
     fn bellperson_proof(
@@ -109,8 +111,9 @@ where
         self: Box<Self>,
         cache: &R1csCache,
         key: &ShapeKey,
+        vk: Option<&dyn Fn() -> Vec<u8>>,
     ) -> Result<Assignment> {
-        cache.synthesize(key, (self.0)()?)
+        cache.synthesize_with(key, (self.0)()?, vk)
     }
 
     fn record(self: Box<Self>) -> Result<(RecordedCircuit, WitnessValues)> {
@@ -125,8 +128,9 @@ where
         self: Box<Self>,
         cache: &R1csCache,
         key: &ShapeKey,
+        vk: Option<&dyn Fn() -> Vec<u8>>,
     ) -> Result<(Arc<RecordedCircuit>, Witness)> {
-        cache.witness(key, (self.0)()?)
+        cache.witness(key, (self.0)()?, vk)
     }
 
     #[cfg(feature = "bellperson-oracle")]
@@ -205,8 +209,20 @@ impl PartitionCircuit {
     /// (recording it on the key's first use), with [`synthesize`] otherwise. The same
     /// assignment either way.
     pub fn synthesize_recorded(self, cache: &R1csCache) -> Result<Assignment> {
+        self.synthesize_recorded_for(cache, None)
+    }
+
+    /// [`PartitionCircuit::synthesize_recorded`] for a circuit that proves with `srs`: a
+    /// cache that keeps its recordings in files ties them to `srs`'s verifying key.
+    pub fn synthesize_recorded_for(
+        self,
+        cache: &R1csCache,
+        srs: Option<&Srs>,
+    ) -> Result<Assignment> {
+        let vk = srs.map(|s| move || s.vk.to_bytes());
+        let vk = vk.as_ref().map(|f| f as &dyn Fn() -> Vec<u8>);
         match self.shape_key {
-            Some(key) => self.build.synthesize_recorded(cache, &key),
+            Some(key) => self.build.synthesize_recorded(cache, &key, vk),
             None => self.build.synthesize(),
         }
     }
@@ -218,10 +234,13 @@ impl PartitionCircuit {
     pub fn synthesize_deferred(
         self,
         cache: &R1csCache,
+        srs: Option<&Srs>,
     ) -> Result<(Assignment, Option<Arc<RecordedCircuit>>)> {
+        let vk = srs.map(|s| move || s.vk.to_bytes());
+        let vk = vk.as_ref().map(|f| f as &dyn Fn() -> Vec<u8>);
         match self.shape_key {
             Some(key) => {
-                let (recorded, witness) = self.build.witness_recorded(cache, &key)?;
+                let (recorded, witness) = self.build.witness_recorded(cache, &key, vk)?;
                 let assignment = Assignment {
                     evaluations: Evaluations::default(),
                     witness,

@@ -138,9 +138,11 @@ fn synthesize_one(shared: &Shared, key: QueueKey, work: SynthWork) {
     let r1cs = &shared.r1cs;
     let result = catch_unwind(AssertUnwindSafe(|| {
         if shared.defer_evaluations {
-            circuit.synthesize_deferred(r1cs)
+            circuit.synthesize_deferred(r1cs, Some(&job.srs))
         } else {
-            circuit.synthesize_recorded(r1cs).map(|a| (a, None))
+            circuit
+                .synthesize_recorded_for(r1cs, Some(&job.srs))
+                .map(|a| (a, None))
         }
     }))
     .unwrap_or_else(|p| {

@@ -127,6 +127,7 @@ fn engine_config(c: &cuzk_config) -> Result<EngineConfig, Failure> {
         synthesis_threads: c.synthesis_threads as usize,
         max_ready: c.max_ready as usize,
         defer_evaluations: defaults.defer_evaluations,
+        recordings_dir: defaults.recordings_dir,
         hooks: Default::default(),
     })
 }

@@ -2,6 +2,7 @@
 //! has its witness from that run); later ones compute only the witness and the mat-vec.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -9,9 +10,10 @@ use std::time::Instant;
 use bellpepper_core::Circuit;
 use blstrs::Scalar;
 
+use super::file;
 use super::record::record;
 use super::recorded::RecordedCircuit;
-use super::witness::witness;
+use super::witness::{witness, WitnessValues};
 use crate::error::Result;
 use crate::groth16::{Assignment, Witness};
 
@@ -44,12 +46,96 @@ type Slot = Arc<Mutex<Option<Arc<RecordedCircuit>>>>;
 pub struct R1csCache {
     slots: Mutex<HashMap<ShapeKey, Slot>>,
     recordings: AtomicU64,
+    /// Where recordings are kept on disk (`<key>.cuzk-r1cs`), if anywhere.
+    dir: Option<PathBuf>,
+    loaded: AtomicU64,
 }
 
 impl R1csCache {
     /// An empty cache.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty cache that keeps its recordings in `dir` too ([`super::file`]): a key missing
+    /// in memory is read from there when its file belongs to the params in use, and
+    /// recorded and written there otherwise (a missing, stale or corrupt file).
+    pub fn with_dir(dir: impl Into<PathBuf>) -> Self {
+        R1csCache {
+            dir: Some(dir.into()),
+            ..Self::default()
+        }
+    }
+
+    /// The file `key`'s recording is kept in, when the cache has a folder.
+    pub fn file_of(&self, key: &ShapeKey) -> Option<PathBuf> {
+        let name: String = key
+            .as_str()
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        self.dir
+            .as_ref()
+            .map(|d| d.join(format!("{name}.cuzk-r1cs")))
+    }
+
+    /// Recordings read from files since the cache was made.
+    pub fn loaded_from_files(&self) -> u64 {
+        self.loaded.load(Relaxed)
+    }
+
+    /// `key`'s recording for `circuit` when the slot (locked by the caller) has none: from
+    /// its file, else recorded (and the file written). Returns the circuit's witness values
+    /// too (computed alone when the recording came from the file).
+    fn fill<C: Circuit<Scalar>>(
+        &self,
+        key: &ShapeKey,
+        circuit: C,
+        vk: Option<&dyn Fn() -> Vec<u8>>,
+    ) -> Result<(Arc<RecordedCircuit>, WitnessValues)> {
+        let file = self.file_of(key).zip(vk.map(|f| f()));
+        if let Some((path, vk)) = &file {
+            match file::load(vk, path) {
+                Ok(file::Loaded::Recording(r)) => {
+                    self.loaded.fetch_add(1, Relaxed);
+                    tracing::debug!(target: "cuzk::r1cs", key = key.as_str(), path = %path.display(), "recording read");
+                    return Ok((Arc::new(r), witness(circuit)?));
+                }
+                Ok(file::Loaded::Missing) => {}
+                Ok(file::Loaded::Stale(why) | file::Loaded::Corrupt(why)) => {
+                    tracing::warn!(target: "cuzk::r1cs", key = key.as_str(), path = %path.display(), why, "recording file refused; recording again");
+                }
+                Err(e) => {
+                    tracing::warn!(target: "cuzk::r1cs", key = key.as_str(), error = %e, "recording file unreadable; recording again");
+                }
+            }
+        }
+        let started = Instant::now();
+        // A failed recording leaves the slot empty: the next circuit of the key records.
+        let (r, values) = record(circuit)?;
+        self.recordings.fetch_add(1, Relaxed);
+        tracing::debug!(
+            target: "cuzk::r1cs",
+            key = key.as_str(),
+            constraints = r.shape().constraints,
+            bytes = r.bytes(),
+            record_ms = started.elapsed().as_millis() as u64,
+            "recorded"
+        );
+        if let Some((path, vk)) = &file {
+            // The proof does not depend on the file: a folder that cannot be written costs
+            // the next engine a recording, nothing more.
+            if let Err(e) = file::save(&r, vk, path) {
+                tracing::warn!(target: "cuzk::r1cs", key = key.as_str(), error = %e, "recording not written");
+            }
+        }
+        Ok((Arc::new(r), values))
     }
 
     /// `key`'s recording, if it has one.
@@ -63,27 +149,26 @@ impl R1csCache {
     /// else computes its witness and the mat-vec. The same [`Assignment`] as
     /// [`synthesize`](crate::groth16::synthesize) either way.
     pub fn synthesize<C: Circuit<Scalar>>(&self, key: &ShapeKey, circuit: C) -> Result<Assignment> {
+        self.synthesize_with(key, circuit, None)
+    }
+
+    /// [`R1csCache::synthesize`], with the verifying key of the params the circuit proves
+    /// with (`vk`, asked for only when the key's file is read or written).
+    pub fn synthesize_with<C: Circuit<Scalar>>(
+        &self,
+        key: &ShapeKey,
+        circuit: C,
+        vk: Option<&dyn Fn() -> Vec<u8>>,
+    ) -> Result<Assignment> {
         let slot = self.lock_slots().entry(key.clone()).or_default().clone();
         let mut recorded = slot.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(r) = recorded.clone() {
             drop(recorded);
             return r.synthesize(circuit);
         }
-        let started = Instant::now();
-        // A failed recording leaves the slot empty: the next circuit of the key records.
-        let (r, values) = record(circuit)?;
-        let r = Arc::new(r);
-        tracing::debug!(
-            target: "cuzk::r1cs",
-            key = key.as_str(),
-            constraints = r.shape().constraints,
-            bytes = r.bytes(),
-            record_ms = started.elapsed().as_millis() as u64,
-            "recorded"
-        );
+        let (r, values) = self.fill(key, circuit, vk)?;
         *recorded = Some(r.clone());
         drop(recorded);
-        self.recordings.fetch_add(1, Relaxed);
         r.evaluate(values)
     }
 
@@ -94,6 +179,7 @@ impl R1csCache {
         &self,
         key: &ShapeKey,
         circuit: C,
+        vk: Option<&dyn Fn() -> Vec<u8>>,
     ) -> Result<(Arc<RecordedCircuit>, Witness)> {
         let slot = self.lock_slots().entry(key.clone()).or_default().clone();
         let mut recorded = slot.lock().unwrap_or_else(|p| p.into_inner());
@@ -102,11 +188,9 @@ impl R1csCache {
             let w = r.witness_only(witness(circuit)?)?;
             return Ok((r, w));
         }
-        let (r, values) = record(circuit)?;
-        let r = Arc::new(r);
+        let (r, values) = self.fill(key, circuit, vk)?;
         *recorded = Some(r.clone());
         drop(recorded);
-        self.recordings.fetch_add(1, Relaxed);
         let w = r.witness_only(values)?;
         Ok((r, w))
     }

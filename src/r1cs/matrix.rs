@@ -86,6 +86,14 @@ impl Coefficients {
         self.table.len() * std::mem::size_of::<Scalar>()
     }
 
+    /// A frozen table read back (a recording file): `table[i]` is code `2 + i`.
+    pub(crate) fn from_table(table: Vec<Scalar>) -> Self {
+        Coefficients {
+            table,
+            index: Default::default(),
+        }
+    }
+
     /// Drops the lookup index once recording is done.
     pub fn freeze(&mut self) {
         self.index = Default::default();
@@ -162,6 +170,30 @@ impl SparseMatrix {
     /// Bytes the matrix takes.
     pub fn bytes(&self) -> usize {
         self.row_start.len() * 4 + self.cols.len() * 4 + self.codes.len() * 2
+    }
+
+    /// A matrix read back (a recording file), checked: offsets from 0 to the entry count,
+    /// never decreasing, and as many codes as columns. Columns and codes are checked against
+    /// the circuit's counts by the caller.
+    pub(crate) fn from_parts(
+        row_start: Vec<u32>,
+        cols: Vec<u32>,
+        codes: Vec<Code>,
+    ) -> Result<Self> {
+        let ok = row_start.first() == Some(&0)
+            && row_start.last().map(|&e| e as usize) == Some(cols.len())
+            && cols.len() == codes.len()
+            && row_start.windows(2).all(|w| w[0] <= w[1]);
+        if !ok {
+            return Err(Error::internal(
+                "a recorded matrix's offsets do not span its entries",
+            ));
+        }
+        Ok(SparseMatrix {
+            row_start,
+            cols,
+            codes,
+        })
     }
 
     /// Releases the spare capacity left from recording.

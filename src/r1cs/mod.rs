@@ -16,6 +16,7 @@
 
 mod cache;
 mod deferred;
+pub mod file;
 mod matrix;
 mod matvec;
 mod record;

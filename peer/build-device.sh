@@ -89,7 +89,7 @@ done
 
 # Any CUDA runtime the binaries link dynamically goes next to them (the GPU machine has the
 # driver but maybe not libcudart); run them with LD_LIBRARY_PATH set to their folder then.
-for lib in $(cd "$stage" && ldd "${bins[@]}" | awk '/libcudart|libnvrtc|not found/ {print $1}'); do
+for lib in $(cd "$stage" && ldd "${bins[@]}" | awk '/libcudart|libnvrtc|not found/ && !/libcuda\.so/ {print $1}'); do
     if [ -e "$tk/lib/$lib" ]; then
         cp -L "$tk/lib/$lib" "$stage/"
     else

@@ -144,8 +144,7 @@ fn run() -> Result<(), String> {
         .map_err(e)?;
     let t = Instant::now();
     engine
-        .params()
-        .preload(&path, cuzk::groth16::PointCheck::Unchecked)
+        .preload_params(&path, cuzk::groth16::PointCheck::Unchecked)
         .map_err(e)?;
     println!("params preloaded in {:.0} ms", ms(t.elapsed()));
 

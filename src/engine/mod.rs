@@ -62,7 +62,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Sender;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::groth16::{Assignment, DeferredEvaluations, Proof, Randomness, Srs};
+use crate::groth16::{Assignment, DeferredEvaluations, PointCheck, Proof, Randomness, Srs};
 use crate::r1cs::R1csCache;
 use crate::stats::{Stats, StatsSnapshot, MAX_DEVICES};
 use job::JobShared;
@@ -610,6 +610,18 @@ impl Engine {
     /// The params files this engine has loaded, shared by all its jobs.
     pub fn params(&self) -> &ParamsRegistry {
         &self.params
+    }
+
+    /// A host's start-up preload of a circuit's params: loads `path` into the registry (see
+    /// [`ParamsRegistry::preload`]) and makes it ready on every device (a GPU keeps its
+    /// points resident, within its budget), so that the circuit's first proof waits for
+    /// neither. A device's upload waits for a start phase running there.
+    pub fn preload_params(&self, path: &std::path::Path, check: PointCheck) -> Result<Arc<Srs>> {
+        let srs = self.params.preload(path, check)?;
+        for d in &self.config.devices {
+            d.backend.preload(&srs)?;
+        }
+        Ok(srs)
     }
 
     /// The circuits this engine's synthesis stage has recorded, by shape key (kept for the

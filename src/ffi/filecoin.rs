@@ -357,8 +357,7 @@ pub unsafe extern "C" fn cuzk_params_preload(
         let path =
             params_for(circuit, registered_proof)?.params_path(dir_arg(params_dir)?.as_deref())?;
         e.engine
-            .params()
-            .preload(&path, crate::groth16::PointCheck::Unchecked)?;
+            .preload_params(&path, crate::groth16::PointCheck::Unchecked)?;
         Ok(())
     })
 }

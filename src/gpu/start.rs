@@ -403,4 +403,16 @@ impl StartPhase for GpuStart {
     ) -> Result<(PartialProof, StartTimings)> {
         self.run(srs, HInput::Deferred(deferred), w)
     }
+
+    fn preload(&self, srs: &Srs) -> Result<()> {
+        let mut guard = self
+            .state
+            .lock()
+            .map_err(|_| Error::internal("a previous start phase on this device panicked"))?;
+        let DeviceState { ctx, resident, .. } = &mut *guard;
+        // An SRS that does not fit the resident budget is not kept: its proofs upload the
+        // points as they go, as without a preload.
+        let _ = resident.get(ctx, srs);
+        Ok(())
+    }
 }

@@ -110,6 +110,13 @@ pub trait StartPhase: Send + Sync {
         let evaluations = deferred.evaluate(witness)?;
         self.start(srs, evaluations, witness)
     }
+
+    /// Makes `srs` ready on this device before its first proof (a host's start-up preload):
+    /// a GPU uploads its points into its resident cache, when they fit. The CPU has nothing
+    /// to do.
+    fn preload(&self, _srs: &Srs) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// The randomizers r and s of one proof.

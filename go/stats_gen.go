@@ -10,7 +10,7 @@ import "time"
 
 // statsBytes is sizeof(cuzk_stats) as the figures table lays it out. These two lines stop
 // the build when the header and this file disagree (one regenerated without the other).
-const statsBytes = 2104
+const statsBytes = 2256
 
 var (
 	_ [C.sizeof_cuzk_stats - statsBytes]byte
@@ -84,6 +84,12 @@ type Stats struct {
 	SynthesisQueueDepth uint64
 	// Synthesized partitions waiting for a device now.
 	ReadyWaiting uint64
+	// Partitions queued again for another attempt after a device fault.
+	PartitionRetries uint64
+	// Partitions that failed on every one of their attempts (more than one), failing their job.
+	PartitionsFailedAfterRetries uint64
+	// Devices out of rotation now (too many faults in a row; probed again after a delay).
+	DevicesOutOfRotation uint64
 	// Devices holds one entry per device in use.
 	Devices []DeviceStats
 	// Kinds holds each proof kind's counts, indexed by JobKind.
@@ -111,6 +117,9 @@ type DeviceStats struct {
 	// Time device i had kernels running, measured on the device by CUDA events around
 	// each start phase's kernels (0 for CPU devices, which have no kernels).
 	KernelActive time.Duration
+	// Device faults on device i: start phases that failed with a device error or panicked,
+	// and results that failed their verification.
+	DeviceFaults uint64
 }
 
 // KindStats are one proof kind's counts.
@@ -226,6 +235,9 @@ func statsFromC(c *C.cuzk_stats) Stats {
 	s.SynthesisActive = uint64(c.synthesis_active)
 	s.SynthesisQueueDepth = uint64(c.synthesis_queue_depth)
 	s.ReadyWaiting = uint64(c.ready_waiting)
+	s.PartitionRetries = uint64(c.partition_retries)
+	s.PartitionsFailedAfterRetries = uint64(c.partitions_failed_after_retries)
+	s.DevicesOutOfRotation = uint64(c.devices_out_of_rotation)
 	n := int(c.device_count)
 	if n > MaxDevices {
 		n = MaxDevices
@@ -241,6 +253,7 @@ func statsFromC(c *C.cuzk_stats) Stats {
 		d.Backend = Backend(c.device_backends[i].backend)
 		d.GPUOrdinal = gpuOrdinal(c.device_backends[i].gpu_ordinal)
 		d.KernelActive = ns(c.device_kernel_active_ns[i])
+		d.DeviceFaults = uint64(c.device_faults[i])
 	}
 	for i := range s.Kinds {
 		k := &s.Kinds[i]

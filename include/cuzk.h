@@ -408,6 +408,15 @@ typedef struct cuzk_stats {
   // Time device i had kernels running, measured on the device by CUDA events around
   // each start phase's kernels (0 for CPU devices, which have no kernels).
   uint64_t device_kernel_active_ns[CUZK_MAX_DEVICES];
+  // Device faults on device i: start phases that failed with a device error or panicked,
+  // and results that failed their verification.
+  uint64_t device_faults[CUZK_MAX_DEVICES];
+  // Partitions queued again for another attempt after a device fault.
+  uint64_t partition_retries;
+  // Partitions that failed on every one of their attempts (more than one), failing their job.
+  uint64_t partitions_failed_after_retries;
+  // Devices out of rotation now (too many faults in a row; probed again after a delay).
+  uint64_t devices_out_of_rotation;
 } cuzk_stats;
 
 // How to run a job. Every field's zero means its default, so a zeroed struct (or a NULL

@@ -323,6 +323,11 @@ fn a_proof_that_fails_verification_is_never_returned() {
     let engine = Engine::new(EngineConfig {
         devices: vec![Device::new("corrupt", std::sync::Arc::new(CorruptStart))],
         synthesis_threads: 1,
+        // Every attempt fails verification, so the device leaves rotation: probe it soon.
+        faults: cuzk::engine::FaultPolicy {
+            probe_delay: std::time::Duration::from_millis(50),
+            ..Default::default()
+        },
         ..EngineConfig::default()
     })
     .unwrap();
@@ -346,6 +351,8 @@ fn a_proof_that_fails_verification_is_never_returned() {
     let e = prove(true).expect_err("a corrupt proof must not be returned");
     assert_eq!(e.kind(), ErrorKind::VerificationFailed, "{e}");
     assert!(e.message().contains("partition 0"), "{e}");
+    // Retried on the only device, then failed with each attempt named.
+    assert!(e.message().contains("failed on all 3 attempts"), "{e}");
     assert_eq!(
         engine.stats().kinds[JobKind::WinningPost.index()].jobs_failed,
         1

@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use crossbeam_channel::Receiver;
 
+use super::faults::{on_fault, Retry};
 use super::job::JobShared;
 use super::{panic_message, PartitionHook, Reservation, Shared};
 use crate::error::{Error, ErrorKind, Result};
@@ -25,6 +26,8 @@ pub(crate) struct Finalize {
     pub(crate) witness: Witness,
     pub(crate) result: Result<(PartialProof, StartTimings)>,
     pub(crate) rest_res: Reservation,
+    /// What a retry would start from, if the proof fails its verification.
+    pub(crate) retry: Retry,
 }
 
 pub(crate) fn run(rx: Receiver<Finalize>, shared: Arc<Shared>, hook: Option<PartitionHook>) {
@@ -36,6 +39,7 @@ pub(crate) fn run(rx: Receiver<Finalize>, shared: Arc<Shared>, hook: Option<Part
             witness,
             result,
             rest_res,
+            mut retry,
         } = msg;
         match result {
             Err(e) => fail(&shared, &job, index, e),
@@ -77,15 +81,24 @@ pub(crate) fn run(rx: Receiver<Finalize>, shared: Arc<Shared>, hook: Option<Part
                 );
                 match proof {
                     Ok((p, _)) => {
+                        shared.rotation.success(device_index);
                         shared.stats.partitions_proved.fetch_add(1, Relaxed);
                         shared.stats.partitions_proved_by_kind[job.kind.index()]
                             .fetch_add(1, Relaxed);
                         job.complete(&shared, index, p);
                     }
+                    // The device's result was wrong: another device tries again.
+                    Err(e) if e.kind() == ErrorKind::VerificationFailed => {
+                        let can = retry.possible();
+                        let work = retry.into_work(job, index, witness, rest_res);
+                        on_fault(&shared, work, can, device_index, e);
+                        continue;
+                    }
                     Err(e) => fail(&shared, &job, index, e),
                 }
             }
         }
+        retry.release(&shared);
         shared.drop_work_parts(rest_res, witness);
     }
 }

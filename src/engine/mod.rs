@@ -12,6 +12,7 @@
 //!                                                  │ pop (queue lock: submitters, workers)
 //!                      per device, N workers ◄─────┘ (give the ReadyGate place back)
 //!                        DeviceMutex { StartPhase::start }   (wait and hold timed apart)
+//!                        device fault? re-queue the partition (faults.rs) ──► PartitionQueue
 //!                        release the evaluations' reservation (atomic)
 //!                        ──channel──► finalizers: finish (B_g2, assembly), store the proof
 //!                                     (job lock), release the rest (atomic), report freed
@@ -23,7 +24,9 @@
 //! - the ready gate's lock: synthesis threads, and a device worker giving a place back;
 //! - the R1CS cache's map lock: synthesis threads, only to find a shape key's slot; a
 //!   slot's lock: the synthesis threads of that key, held while its first circuit records;
-//! - the queue's lock: `submit`, `Job::cancel`, device workers, synthesis threads, shutdown;
+//! - the queue's lock: `submit`, `Job::cancel`, device workers, synthesis threads, shutdown,
+//!   and a finalizer re-queueing a partition whose proof failed verification (one push, no
+//!   other lock held; only on a device fault);
 //! - a device's mutex: that device's workers, around `StartPhase::start` only;
 //! - a job's state lock: finalizers, the host's `finish`/`poll`/`cancel`, shutdown.
 //!
@@ -35,6 +38,7 @@
 
 mod budget;
 mod device;
+mod faults;
 mod finalizer;
 mod job;
 mod lock;
@@ -47,6 +51,7 @@ mod worker;
 
 pub use budget::{default_budget, default_safety_margin, total_memory, MemoryBudget, Reservation};
 pub use device::{Acquired, Device, DeviceGuard, DeviceMutex};
+pub use faults::{FaultInjector, FaultPolicy};
 pub use job::{Job, JobStatus, JobTimings};
 pub use lock::{engine_locks_held, TrackedGuard, TrackedMutex};
 pub use params::{LoadedParams, ParamsRegistry};
@@ -98,6 +103,8 @@ pub struct Hooks {
     pub on_finalize: Option<PartitionHook>,
     /// Run by the trimmer in place of `malloc_trim(0)`.
     pub trim: Option<TrimFn>,
+    /// Makes devices fail on demand (start phases that fail, results that do not verify).
+    pub faults: Option<Arc<FaultInjector>>,
 }
 
 impl std::fmt::Debug for Hooks {
@@ -106,6 +113,7 @@ impl std::fmt::Debug for Hooks {
             .field("on_device_start", &self.on_device_start.is_some())
             .field("on_finalize", &self.on_finalize.is_some())
             .field("trim", &self.trim.is_some())
+            .field("faults", &self.faults.is_some())
             .finish()
     }
 }
@@ -141,6 +149,8 @@ pub struct EngineConfig {
     /// tied to their params' verifying key; a stale or corrupt file is recorded again and
     /// rewritten). `None`: in memory only.
     pub recordings_dir: Option<std::path::PathBuf>,
+    /// Retries of partitions a device failed, and when a failing device leaves rotation.
+    pub faults: FaultPolicy,
     /// Test and instrumentation hooks.
     pub hooks: Hooks,
 }
@@ -158,6 +168,7 @@ impl Default for EngineConfig {
             max_ready: 0,
             defer_evaluations: None,
             recordings_dir: None,
+            faults: FaultPolicy::default(),
             hooks: Hooks::default(),
         }
     }
@@ -178,6 +189,15 @@ pub(crate) struct Work {
     pub(crate) queued_at: Instant,
     /// Held by a synthesized partition until a device worker takes it.
     pub(crate) ready_slot: Option<synthesis::ReadySlot>,
+    /// The device faults of its earlier attempts (empty on its first).
+    pub(crate) faults: Vec<faults::Fault>,
+}
+
+impl Work {
+    /// Whether device `device` already failed this partition.
+    pub(crate) fn tried_on(&self, device: usize) -> bool {
+        self.faults.iter().any(|f| f.device_index == device)
+    }
 }
 
 /// The state every engine thread and every job handle shares.
@@ -192,6 +212,8 @@ pub(crate) struct Shared {
     pub(crate) r1cs: R1csCache,
     /// [`EngineConfig::defer_evaluations`], resolved.
     pub(crate) defer_evaluations: bool,
+    /// Which devices are in rotation; the fault policy.
+    pub(crate) rotation: faults::Rotation,
     next_seq: AtomicU64,
 }
 
@@ -289,6 +311,11 @@ impl Engine {
                 "workers_per_device and finalizers must be at least 1",
             ));
         }
+        if config.faults.max_attempts == 0 {
+            return Err(Error::invalid_argument(
+                "faults.max_attempts must be at least 1 (the first attempt counts)",
+            ));
+        }
         let limit = config.memory_budget.unwrap_or_else(default_budget);
         let backends: Vec<_> = config.devices.iter().map(|d| d.backend.backend()).collect();
         let stats = Arc::new(Stats::new(&backends));
@@ -304,6 +331,11 @@ impl Engine {
             ready_gate: synthesis::ReadyGate::new(max_ready),
             budget: MemoryBudget::with_stats(limit, stats.clone()),
             freed: trimmer.counter(),
+            rotation: faults::Rotation::new(
+                config.faults,
+                config.devices.iter().map(|d| d.name.clone()).collect(),
+                stats.clone(),
+            ),
             stats,
             r1cs: match &config.recordings_dir {
                 Some(dir) => R1csCache::with_dir(dir),
@@ -379,6 +411,7 @@ impl Engine {
                     shared: shared.clone(),
                     to_finalizers: tx.clone(),
                     on_device_start: self.config.hooks.on_device_start.clone(),
+                    faults: self.config.hooks.faults.clone(),
                 };
                 let t = std::thread::Builder::new()
                     .name(format!("cuzk-{}-w{w}", device.name))
@@ -569,6 +602,7 @@ impl Engine {
                     rest_res: reservation.split(rest),
                     queued_at: now,
                     ready_slot: None,
+                    faults: Vec::new(),
                 };
                 (key(job.seq, index), work)
             })
@@ -661,6 +695,8 @@ impl Drop for Engine {
             let _ = t.join();
         }
         let left = self.shared.queue.close();
+        // Workers resting while their device is out of rotation see the queue closed.
+        self.shared.rotation.wake_all();
         for (_, w) in &left {
             w.job.end(&self.shared, shut());
         }

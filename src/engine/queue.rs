@@ -23,6 +23,9 @@ use crossbeam_channel::{Receiver, Sender};
 use super::lock::TrackedMutex;
 use crate::stats::PRIORITY_CLASSES;
 
+/// How often a pop that skipped every queued partition looks again.
+pub const RECHECK: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// A job's priority class; a lower class never runs while a higher one has work queued.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u32)]
@@ -153,7 +156,19 @@ impl<T> PartitionQueue<T> {
     /// first and handed to `on_purged` with the lock released (freeing a partition's memory
     /// can take a while, and nobody should wait for it under this lock), before the pop goes
     /// on: a purged partition is never kept alive by a pop that then waits for work.
-    pub fn pop(&self, mut on_purged: impl FnMut(Vec<(QueueKey, T)>)) -> Option<(QueueKey, T)> {
+    pub fn pop(&self, on_purged: impl FnMut(Vec<(QueueKey, T)>)) -> Option<(QueueKey, T)> {
+        self.pop_eligible(on_purged, |_| true)
+    }
+
+    /// [`Self::pop`] of the first partition `eligible` accepts (a device worker skips a
+    /// retried partition its own device already failed while another device can take it).
+    /// While only skipped partitions are queued it looks again every [`RECHECK`], since what
+    /// `eligible` says can change without a push (a device leaving rotation).
+    pub fn pop_eligible(
+        &self,
+        mut on_purged: impl FnMut(Vec<(QueueKey, T)>),
+        eligible: impl Fn(&T) -> bool,
+    ) -> Option<(QueueKey, T)> {
         let mut q = self.inner.lock();
         loop {
             if !self.purge_rx.is_empty() {
@@ -167,14 +182,29 @@ impl<T> PartitionQueue<T> {
                     continue;
                 }
             }
-            if let Some(Entry { key, item }) = q.heap.pop() {
+            // Skipped entries are rare (retries only), so popping past them is cheap.
+            let mut skipped = Vec::new();
+            let found = loop {
+                match q.heap.pop() {
+                    Some(e) if eligible(&e.item) => break Some(e),
+                    Some(e) => skipped.push(e),
+                    None => break None,
+                }
+            };
+            let any_skipped = !skipped.is_empty();
+            q.heap.extend(skipped);
+            if let Some(Entry { key, item }) = found {
                 self.depth[key.priority.index()].fetch_sub(1, Relaxed);
                 return Some((key, item));
             }
             if q.closed {
                 return None;
             }
-            q = q.wait(&self.ready);
+            q = if any_skipped {
+                q.wait_timeout(&self.ready, RECHECK)
+            } else {
+                q.wait(&self.ready)
+            };
         }
     }
 

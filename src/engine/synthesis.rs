@@ -198,6 +198,7 @@ fn synthesize_one(shared: &Shared, key: QueueKey, work: SynthWork) {
         rest_res: reservation.split(rest),
         queued_at: Instant::now(),
         ready_slot: Some(slot),
+        faults: Vec::new(),
     };
     if let Err(items) = shared.queue.push_all(vec![(key, work)]) {
         // Only while the engine is being dropped.

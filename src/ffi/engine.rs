@@ -128,6 +128,7 @@ fn engine_config(c: &cuzk_config) -> Result<EngineConfig, Failure> {
         max_ready: c.max_ready as usize,
         defer_evaluations: defaults.defer_evaluations,
         recordings_dir: defaults.recordings_dir,
+        faults: defaults.faults,
         hooks: Default::default(),
     })
 }

@@ -169,6 +169,15 @@ pub struct cuzk_stats {
     /// Time device i had kernels running, measured on the device by CUDA events around
     /// each start phase's kernels (0 for CPU devices, which have no kernels).
     pub device_kernel_active_ns: [u64; CUZK_MAX_DEVICES],
+    /// Device faults on device i: start phases that failed with a device error or panicked,
+    /// and results that failed their verification.
+    pub device_faults: [u64; CUZK_MAX_DEVICES],
+    /// Partitions queued again for another attempt after a device fault.
+    pub partition_retries: u64,
+    /// Partitions that failed on every one of their attempts (more than one), failing their job.
+    pub partitions_failed_after_retries: u64,
+    /// Devices out of rotation now (too many faults in a row; probed again after a delay).
+    pub devices_out_of_rotation: u64,
 }
 
 impl From<StatsSnapshot> for cuzk_stats {
@@ -236,6 +245,10 @@ impl From<StatsSnapshot> for cuzk_stats {
                 partitions_proved: k.partitions_proved,
             }),
             device_kernel_active_ns: s.devices.map(|d| d.kernel_active_ns),
+            device_faults: s.devices.map(|d| d.faults),
+            partition_retries: s.partition_retries,
+            partitions_failed_after_retries: s.partitions_failed_after_retries,
+            devices_out_of_rotation: s.devices_out_of_rotation,
         }
     }
 }

@@ -194,4 +194,18 @@ with_start_stages! { declare_figures! {
     device_kernel_active_ns: per_device(kernel_active_ns: nanos) = atomic => KernelActive,
         counter "device_kernel_active_seconds_total" {device}
         "Time each device had kernels running, by CUDA events around each start phase's kernels (0 on a CPU device).";
+    /// Device faults on device i: start phases that failed with a device error or panicked,
+    /// and results that failed their verification.
+    device_faults: per_device(faults: count) = atomic => DeviceFaults,
+        counter "device_faults_total" {device}
+        "Device faults on each device (start phase errors and panics, results that failed verification).";
+    /// Partitions queued again for another attempt after a device fault.
+    partition_retries: count = atomic => PartitionRetries,
+        counter "partition_retries_total" "Partitions queued again after a device fault.";
+    /// Partitions that failed on every one of their attempts (more than one), failing their job.
+    partitions_failed_after_retries: count = atomic => PartitionsFailedAfterRetries,
+        counter "partitions_failed_after_retries_total" "Partitions that failed on every one of their attempts.";
+    /// Devices out of rotation now (too many faults in a row; probed again after a delay).
+    devices_out_of_rotation: count = atomic => DevicesOutOfRotation,
+        gauge "devices_out_of_rotation" "Devices out of rotation after faults in a row.";
 }}

@@ -20,6 +20,13 @@ impl Stats {
         }
     }
 
+    /// Counts a device fault on device `device` (its `faults`).
+    pub fn record_device_fault(&self, device: usize) {
+        if let Some(a) = self.device_faults.get(device) {
+            a.fetch_add(1, Relaxed);
+        }
+    }
+
     /// The fields of the device blocks (`cuzk_device_stats`, `cuzk_device_backend`): the
     /// busy meters' figures and each device's backend. Zero past the devices in use.
     pub(super) fn device_block_snapshots(

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use blstrs::Scalar;
 use cuzk::cpu::CpuStart;
-use cuzk::engine::{Device, Hooks};
+use cuzk::engine::{Device, FaultPolicy, Hooks};
 use cuzk::fixtures::{generate_srs, SampleCircuit, ToxicWaste};
 use cuzk::groth16::{
     synthesize, verify_proof, Assignment, Evaluations, PartialProof, PreparedVerifyingKey, Proof,
@@ -22,6 +22,8 @@ pub const PATIENCE: Duration = Duration::from_secs(120);
 pub const PANIC_INPUT: u64 = 0xdead;
 /// A public input the faulty backend returns an error for.
 pub const ERROR_INPUT: u64 = 0xbad;
+/// A public input the faulty backend rejects as the input's fault (not the device's).
+pub const INVALID_INPUT: u64 = 0xbadd;
 
 pub struct Fixture {
     pub srs: Arc<Srs>,
@@ -73,7 +75,8 @@ pub fn verifies(f: &Fixture, proof: &Proof, public: &[Scalar]) -> bool {
     verify_proof(&f.pvk, proof, public).expect("inputs fit the key")
 }
 
-/// The CPU start phase, except that it panics or fails on partitions marked by `poisoned`.
+/// The CPU start phase, except that it panics or fails on partitions marked by `poisoned`
+/// (on every device: a fault that follows the partition, not the device).
 pub struct FaultyStart;
 
 impl StartPhase for FaultyStart {
@@ -93,6 +96,12 @@ impl StartPhase for FaultyStart {
         if witness.input.get(1) == Some(&Scalar::from(ERROR_INPUT)) {
             return Err(Error::new(ErrorKind::Gpu, "deliberate device fault"));
         }
+        if witness.input.get(1) == Some(&Scalar::from(INVALID_INPUT)) {
+            return Err(Error::new(
+                ErrorKind::InvalidAssignment,
+                "deliberately refused input",
+            ));
+        }
         CpuStart.start(srs, evaluations, witness)
     }
 }
@@ -103,7 +112,8 @@ pub fn faulty_devices(n: usize) -> Vec<Device> {
         .collect()
 }
 
-/// A small engine on CPU devices that never trims unless a test asks.
+/// A small engine on CPU devices that never trims unless a test asks. A device out of
+/// rotation is probed again after 50 ms.
 pub fn config(devices: Vec<Device>, workers_per_device: usize) -> EngineConfig {
     EngineConfig {
         devices,
@@ -114,6 +124,12 @@ pub fn config(devices: Vec<Device>, workers_per_device: usize) -> EngineConfig {
         admission: AdmissionPolicy::Wait(PATIENCE),
         synthesis_threads: 2,
         max_ready: 0,
+        defer_evaluations: None,
+        recordings_dir: None,
+        faults: FaultPolicy {
+            probe_delay: Duration::from_millis(50),
+            ..FaultPolicy::default()
+        },
         hooks: Hooks::default(),
     }
 }

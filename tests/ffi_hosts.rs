@@ -54,10 +54,35 @@ fn lib_dir() -> &'static Path {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("ffi-hosts-{}-{name}", std::process::id()));
+    static SWEPT: OnceLock<()> = OnceLock::new();
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    SWEPT.get_or_init(|| sweep_dead_scratch(root));
+    let d = root.join(format!("ffi-hosts-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&d).expect("scratch dir");
     d
+}
+
+/// Scratch folders are named by process so that two runs never share one; a static
+/// cannot remove its folder at exit, so each run removes those of runs no longer alive
+/// (each holds over a gigabyte of library copies and host builds).
+fn sweep_dead_scratch(root: &Path) {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("ffi-hosts-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// The fixture, written once per test binary.

@@ -275,11 +275,12 @@ fn bad_post_inputs_get_clear_errors() {
         inputs.prover_id,
         &inputs.vanilla_proofs,
         ProofOptions {
-            params_dir: Some(corrupt),
+            params_dir: Some(corrupt.clone()),
             ..ProofOptions::default()
         },
     ));
     assert_eq!(e.kind(), ErrorKind::InvalidParams, "{e}");
+    let _ = std::fs::remove_dir_all(&corrupt);
 
     let ok = prove_winning_post(
         &engine,

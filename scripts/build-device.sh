@@ -38,7 +38,7 @@ args=()
 for t in "${tests[@]}"; do args+=(--test "$t"); done
 cargo test --release --locked --features cuda --no-run "${args[@]}" 2>&1 | tee /tmp/build-device.log
 cargo build --release --locked --features cuda,test-fixtures \
-    --bin gpu_bench --bin engine_bench --bin filecoin_bench --bin cuzk_fixtures
+    --bin gpu_bench --bin engine_bench --bin filecoin_bench --bin cuzk_fixtures --bin soak
 
 out="$repo/.devbin"
 stage="$(mktemp -d)"
@@ -49,7 +49,7 @@ for t in "${tests[@]}"; do
     exe="$(ls -t "$CARGO_TARGET_DIR"/release/deps/"$t"-* | grep -v '\.d$' | head -n 1)"
     strip -o "$stage/$t" "$exe"
 done
-for b in gpu_bench engine_bench filecoin_bench cuzk_fixtures; do
+for b in gpu_bench engine_bench filecoin_bench cuzk_fixtures soak; do
     strip -o "$stage/$b" "$CARGO_TARGET_DIR/release/$b"
 done
 git rev-parse --short HEAD >"$stage/COMMIT"

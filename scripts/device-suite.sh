@@ -10,6 +10,8 @@
 #   scripts/device-suite.sh engine     engine_bench's backlog with nvidia-smi sampling the GPU's
 #                                      utilization beside it (the device's own kernel time
 #                                      against what the driver reports)
+#   scripts/device-suite.sh soak [N]   the mixed-job soak (every kind, injected faults, cancels,
+#                                      bad inputs) of N jobs (default 1000) on every GPU
 #
 # Several parts may be given in one call: `scripts/device-suite.sh tests c2 2KiB engine`.
 set -uo pipefail
@@ -90,6 +92,15 @@ while [ $# -gt 0 ]; do
             awk -F', ' '{s += $2; n++} END {if (n) printf "nvidia-smi utilization.gpu mean %.1f%% over %d samples (100 ms)\n", s / n, n}' \
                 "$out/smi-$c.csv" | tee -a "$out/engine-$c.log"
         done
+        ;;
+    soak)
+        params
+        n=1000
+        case "${1:-}" in [0-9]*) n="$1" && shift ;; esac
+        echo "== soak --jobs $n"
+        "$bin/soak" --jobs "$n" --params "$CUZK_TEST_PARAMS" 2>&1 | tee "$out/soak-$n.log" |
+            grep -v "^progress"
+        echo "soak rc=${PIPESTATUS[0]}"
         ;;
     *)
         echo "device-suite: unknown part $part" >&2

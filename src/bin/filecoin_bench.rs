@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use cuzk::filecoin::{proof_bytes, prove_porep_c2, ParamsFor, ProofOptions};
-use cuzk::fixtures::filecoin_params::ensure_test_params;
+use cuzk::fixtures::filecoin_params::{default_test_params_dir, ensure_test_params};
 use cuzk::fixtures::sector;
 use cuzk::{Engine, EngineConfig};
 use filecoin_proofs_api::RegisteredSealProof;
@@ -49,10 +49,7 @@ fn args() -> Result<Args, String> {
         seal_proof: sector::SEAL_2KIB,
         synthesis_threads: 0,
         peer: true,
-        params: std::env::var_os("CUZK_TEST_PARAMS").map_or_else(
-            || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/cuzk-test-params"),
-            PathBuf::from,
-        ),
+        params: default_test_params_dir(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {

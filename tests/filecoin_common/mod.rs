@@ -31,10 +31,7 @@ pub struct Fixture {
 /// The parameter cache the tests share between runs of the suite: `CUZK_TEST_PARAMS`, or
 /// `target/cuzk-test-params` (cargo clean removes it).
 pub fn params_dir() -> PathBuf {
-    std::env::var_os("CUZK_TEST_PARAMS").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/cuzk-test-params"),
-        PathBuf::from,
-    )
+    cuzk::fixtures::filecoin_params::default_test_params_dir()
 }
 
 /// Where the tests write sectors and scratch files: `CUZK_TEST_SCRATCH`, or cargo's

@@ -279,6 +279,7 @@ fn winning_post_is_synthesized_ahead_of_a_porep_backlog() {
     }
     let order = order.lock().unwrap();
     let at = order.iter().position(|t| *t == "winning").unwrap();
-    // Only the partition the one synthesis thread had already taken comes before it.
-    assert_eq!(at, 1, "the WinningPoSt was synthesized {at}th: {order:?}");
+    // Only the partition the one synthesis thread had already taken, if it woke before the
+    // WinningPoSt was submitted, comes before it.
+    assert!(at <= 1, "the WinningPoSt was synthesized {at}th: {order:?}");
 }

@@ -458,3 +458,104 @@ fn recording_files_are_reused_and_refused_when_stale_or_corrupt() {
     ));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A CPU start phase that says a, b and c are made off the host, as a GPU does; it notes the
+/// budget's reserved bytes at every start phase.
+struct OffHost {
+    budget: std::sync::OnceLock<cuzk::engine::MemoryBudget>,
+    reserved_at_start: std::sync::Mutex<Vec<u64>>,
+}
+
+impl cuzk::groth16::StartPhase for OffHost {
+    fn name(&self) -> &'static str {
+        "cpu-off-host"
+    }
+
+    fn start(
+        &self,
+        srs: &cuzk::groth16::Srs,
+        evaluations: cuzk::groth16::Evaluations,
+        witness: &cuzk::groth16::Witness,
+    ) -> cuzk::Result<(cuzk::groth16::PartialProof, cuzk::groth16::StartTimings)> {
+        cuzk::cpu::CpuStart.start(srs, evaluations, witness)
+    }
+
+    fn start_deferred(
+        &self,
+        srs: &cuzk::groth16::Srs,
+        deferred: &dyn cuzk::groth16::DeferredEvaluations,
+        witness: &cuzk::groth16::Witness,
+    ) -> cuzk::Result<(cuzk::groth16::PartialProof, cuzk::groth16::StartTimings)> {
+        let reserved = self.budget.get().map_or(0, |b| b.reserved());
+        self.reserved_at_start.lock().unwrap().push(reserved);
+        cuzk::cpu::CpuStart.start_deferred(srs, deferred, witness)
+    }
+
+    fn evaluates_deferred_off_host(&self) -> bool {
+        true
+    }
+}
+
+/// Where every device makes a, b and c off the host, a deferred partition holds only its
+/// witness in the host budget, and each recorded shape is charged to the budget once, for
+/// the engine's life.
+#[test]
+fn a_deferred_partition_reserves_only_its_witness() {
+    let f = fixture();
+    let proof = sector::WINNING_POST_2KIB;
+    ensure(ParamsFor::PoSt(proof));
+    let device = Arc::new(OffHost {
+        budget: Default::default(),
+        reserved_at_start: Default::default(),
+    });
+    let engine = cuzk::Engine::new(cuzk::EngineConfig {
+        devices: vec![cuzk::engine::Device::new("offhost", device.clone())],
+        synthesis_threads: 1,
+        defer_evaluations: Some(true),
+        ..cuzk::EngineConfig::default()
+    })
+    .unwrap();
+    let _ = device.budget.set(engine.memory_budget().clone());
+    for seed in [31, 32] {
+        let inputs = sector::winning_post_inputs(&f.sectors[0], randomness_bytes(seed)).unwrap();
+        let opts = ProofOptions {
+            params_dir: Some(f.params_dir.clone()),
+            ..ProofOptions::default()
+        };
+        let job = prove_winning_post(
+            &engine,
+            inputs.registered_post_proof,
+            &inputs.randomness,
+            inputs.prover_id,
+            &inputs.vanilla_proofs,
+            opts,
+        )
+        .unwrap();
+        let bytes = proof_bytes(&job.finish(PATIENCE).unwrap());
+        assert!(sector::verify_winning_post(&inputs, &bytes).unwrap());
+    }
+    let recording = engine.recorded_circuits().bytes() as u64;
+    let key = ShapeKey::new(ParamsFor::PoSt(proof).circuit_id().unwrap());
+    let evaluation_bytes = engine
+        .recorded_circuits()
+        .get(&key)
+        .unwrap()
+        .shape()
+        .evaluation_bytes() as u64;
+    let seen = device.reserved_at_start.lock().unwrap().clone();
+    println!(
+        "recording {recording} B, a/b/c {evaluation_bytes} B, reserved at each start {seen:?}"
+    );
+    assert!(recording > 0 && recording < evaluation_bytes);
+    assert_eq!(seen.len(), 2, "one start phase per proof");
+    for r in &seen {
+        // The recording's charge and one witness; with a, b and c reserved it would be more
+        // than the evaluations alone.
+        assert!(
+            *r >= recording && *r < evaluation_bytes,
+            "{r} reserved at a start phase"
+        );
+    }
+    // Every partition's share is back; the recording's charge stays.
+    assert_eq!(engine.memory_budget().reserved(), recording);
+}

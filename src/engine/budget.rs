@@ -232,6 +232,12 @@ impl Reservation {
         self.bytes
     }
 
+    /// Takes `other`'s bytes into this reservation (both from one budget).
+    pub fn absorb(&mut self, mut other: Reservation) {
+        debug_assert!(Arc::ptr_eq(&self.inner, &other.inner));
+        self.bytes += std::mem::take(&mut other.bytes);
+    }
+
     /// Moves `bytes` (at most all of them) out into a reservation of their own.
     pub fn split(&mut self, bytes: u64) -> Reservation {
         let bytes = bytes.min(self.bytes);

@@ -59,6 +59,7 @@ pub use queue::{PartitionQueue, Priority, QueueKey};
 pub use request::{JobInput, JobKind, JobRequest, PartitionCircuit, JOB_KINDS};
 pub use trimmer::{malloc_trim, FreedCounter, TrimFn, TrimPolicy, Trimmer};
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -68,7 +69,7 @@ use crossbeam_channel::Sender;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::groth16::{Assignment, DeferredEvaluations, PointCheck, Proof, Randomness, Srs};
-use crate::r1cs::R1csCache;
+use crate::r1cs::{R1csCache, ShapeKey};
 use crate::stats::{Stats, StatsSnapshot, MAX_DEVICES};
 use job::JobShared;
 
@@ -212,6 +213,11 @@ pub(crate) struct Shared {
     pub(crate) r1cs: R1csCache,
     /// [`EngineConfig::defer_evaluations`], resolved.
     pub(crate) defer_evaluations: bool,
+    /// Deferred partitions hold only their witness on the host: evaluations deferred, and
+    /// every device makes them off the host.
+    pub(crate) witness_only: bool,
+    /// The budget's share held by each recorded circuit shape, for the engine's life.
+    pub(crate) recording_charges: TrackedMutex<HashMap<ShapeKey, Reservation>>,
     /// Which devices are in rotation; the fault policy.
     pub(crate) rotation: faults::Rotation,
     next_seq: AtomicU64,
@@ -325,6 +331,11 @@ impl Engine {
             0 => config.devices.len() * config.workers_per_device,
             n => n,
         };
+        let defer_evaluations = config.defer_evaluations.unwrap_or_else(|| {
+            backends
+                .iter()
+                .any(|b| b.kind() == crate::groth16::BackendKind::Cuda)
+        });
         let shared = Arc::new(Shared {
             queue: PartitionQueue::new(),
             synth_queue: PartitionQueue::new(),
@@ -341,11 +352,13 @@ impl Engine {
                 Some(dir) => R1csCache::with_dir(dir),
                 None => R1csCache::new(),
             },
-            defer_evaluations: config.defer_evaluations.unwrap_or_else(|| {
-                backends
+            defer_evaluations,
+            witness_only: defer_evaluations
+                && config
+                    .devices
                     .iter()
-                    .any(|b| b.kind() == crate::groth16::BackendKind::Cuda)
-            }),
+                    .all(|d| d.backend.evaluates_deferred_off_host()),
+            recording_charges: TrackedMutex::new(HashMap::new()),
             next_seq: AtomicU64::new(0),
         });
         // Unbounded: the budget already bounds the partitions in flight, and a worker must
@@ -710,6 +723,8 @@ impl Drop for Engine {
         for t in self.finalizers.drain(..) {
             let _ = t.join();
         }
+        // Nothing is admitted any more: the recordings' charges go with the engine's jobs.
+        self.shared.recording_charges.lock().clear();
         self.trimmer.take();
     }
 }

@@ -22,6 +22,7 @@ use super::request::{srs_shape, PartitionCircuit};
 use super::{panic_message, Reservation, Shared, Work};
 use crate::error::{Error, ErrorKind};
 use crate::groth16::{DeferredEvaluations, Proof};
+use crate::r1cs::ShapeKey;
 
 /// A partition waiting for a synthesis thread.
 pub(crate) struct SynthWork {
@@ -114,9 +115,20 @@ fn synthesize_one(shared: &Shared, key: QueueKey, work: SynthWork) {
         return;
     }
     // Reserve before synthesizing, so the budget covers the assignment while it is built.
+    // A partition whose shape is recorded and whose a, b and c the devices make off the
+    // host needs only its witness; the first partition of a shape reserves a, b and c too,
+    // for the recording it makes (charged to the budget below, out of that share).
     let shape = srs_shape(&job.srs);
+    let witness_only = shared.witness_only
+        && circuit
+            .shape_key()
+            .is_some_and(|k| shared.r1cs.get(k).is_some());
     let (eval, rest) = (
-        shape.evaluation_bytes() as u64,
+        if witness_only {
+            0
+        } else {
+            shape.evaluation_bytes() as u64
+        },
         (shape.witness_bytes() + std::mem::size_of::<Proof>()) as u64,
     );
     let mut reservation: Reservation = loop {
@@ -133,6 +145,7 @@ fn synthesize_one(shared: &Shared, key: QueueKey, work: SynthWork) {
     let waited = queued_at.elapsed();
     job.timings.add_queue_wait(waited);
 
+    let circuit_key = circuit.shape_key().cloned();
     let started = Instant::now();
     stats.synthesis_active.fetch_add(1, Relaxed);
     let r1cs = &shared.r1cs;
@@ -181,6 +194,19 @@ fn synthesize_one(shared: &Shared, key: QueueKey, work: SynthWork) {
             return fail(shared, &job, index, e);
         }
     };
+    if let Some(key) = circuit_key.as_ref() {
+        charge_recording(shared, key, &mut reservation, eval);
+    }
+    // A deferred partition's a, b and c are made off the host: its share for them goes.
+    let eval = if shared.witness_only && deferred.is_some() {
+        let unneeded = reservation.split(eval).bytes();
+        if unneeded > 0 {
+            shared.report_freed(unneeded);
+        }
+        0
+    } else {
+        eval
+    };
 
     let bypass = key.priority <= Priority::WindowPost;
     let Some(slot) = shared.ready_gate.acquire(bypass, give_up) else {
@@ -213,6 +239,31 @@ fn synthesize_one(shared: &Shared, key: QueueKey, work: SynthWork) {
         }
         shared.drop_work(items.into_iter().map(|(_, w)| w));
     }
+}
+
+/// Charges a recorded shape's matrices to the budget once, for the engine's life: out of
+/// the recording partition's own share for a, b and c (up to `eval` bytes of it; a recording
+/// is smaller than the evaluations it replaces), the rest, if any, when the budget has it.
+fn charge_recording(shared: &Shared, key: &ShapeKey, reservation: &mut Reservation, eval: u64) {
+    let Some(recorded) = shared.r1cs.get(key) else {
+        return;
+    };
+    let mut charges = shared.recording_charges.lock();
+    if charges.contains_key(key) {
+        return;
+    }
+    let bytes = recorded.bytes() as u64;
+    let mut charge = reservation.split(bytes.min(eval));
+    if charge.bytes() < bytes {
+        // Not waited for: the synthesis thread holds a partition's share, and the rest of
+        // the budget may be held by partitions waiting for this one's shape.
+        match shared.budget.try_reserve(bytes - charge.bytes()) {
+            Ok(more) => charge.absorb(more),
+            Err(e) => tracing::warn!(target: "cuzk::synthesis", shape = key.as_str(), error = %e,
+                "recorded circuit only partly charged to the memory budget"),
+        }
+    }
+    charges.insert(key.clone(), charge);
 }
 
 /// Fails `job` because partition `index` could not be synthesized, and drops its other

@@ -10,14 +10,15 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
 use std::marker::PhantomData;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use blstrs::{G1Affine, G2Affine};
 use cudarc::driver::result;
 use cudarc::driver::sys;
 
+use super::memory::Ledger;
 use super::timeline::KernelTimeline;
-use super::{DeviceInfo, GpuError, MsmTuning};
+use super::{DeviceInfo, GpuError, MemoryInfo, MsmTuning};
 
 /// The fatbin `build.rs` compiled from `cuda/*.cu`.
 static FATBIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cuzk.fatbin"));
@@ -136,11 +137,33 @@ fn device_info(ordinal: usize) -> Result<DeviceInfo, GpuError> {
     })
 }
 
-/// A device allocation, freed on drop.
+/// The device's free and total memory. Binds the device's primary context to the calling
+/// thread for the query (creating it if no one holds it; it goes again when released).
+pub fn memory_info(ordinal: usize) -> Result<MemoryInfo, GpuError> {
+    probe()?;
+    let count = check(result::device::get_count(), "cuDeviceGetCount")?;
+    if ordinal >= count.max(0) as usize {
+        return Err(GpuError::NoDevice(ordinal));
+    }
+    let dev = check(result::device::get(ordinal as i32), "cuDeviceGet")?;
+    let ctx = check(
+        unsafe { result::primary_ctx::retain(dev) },
+        "cuDevicePrimaryCtxRetain",
+    )?;
+    let info = check(unsafe { result::ctx::set_current(ctx) }, "cuCtxSetCurrent")
+        .and_then(|()| check(result::mem_get_info(), "cuMemGetInfo"));
+    // SAFETY: retained above, released once.
+    let _ = unsafe { result::primary_ctx::release(dev) };
+    let (free, total) = info?;
+    Ok(MemoryInfo { free, total })
+}
+
+/// A device allocation, freed on drop and counted in its context's ledger until then.
 #[derive(Debug)]
 pub(crate) struct DevBuf {
     pub ptr: sys::CUdeviceptr,
     pub bytes: usize,
+    ledger: Arc<Ledger>,
 }
 
 impl Drop for DevBuf {
@@ -150,6 +173,7 @@ impl Drop for DevBuf {
         unsafe {
             let _ = result::free_sync(self.ptr);
         }
+        self.ledger.release(self.bytes);
     }
 }
 
@@ -316,6 +340,8 @@ pub struct GpuContext {
     timeline: RefCell<KernelTimeline>,
     /// The MSM's overrides (benchmarking), read from the environment once, at creation.
     pub(crate) msm_tuning: MsmTuning,
+    /// Every device buffer this context made, against its limit.
+    ledger: Arc<Ledger>,
 }
 
 /// Bytes of one pinned staging buffer; two alternate so that the host copy into one overlaps
@@ -405,6 +431,7 @@ impl GpuContext {
             return Err(GpuError::NoDevice(ordinal));
         }
         let info = device_info(ordinal)?;
+        let ledger = Arc::new(Ledger::new(info.total_memory));
         let dev = check(result::device::get(ordinal as i32), "cuDeviceGet")?;
         let ctx = check(
             unsafe { result::primary_ctx::retain(dev) },
@@ -423,6 +450,7 @@ impl GpuContext {
             staging: None,
             timeline: RefCell::default(),
             msm_tuning: MsmTuning::from_env(),
+            ledger,
         };
         this.bind()?;
         this.stream = check(
@@ -482,9 +510,55 @@ impl GpuContext {
         self.twiddles.clear();
     }
 
+    /// Device bytes this context's buffers hold.
+    pub fn memory_in_use(&self) -> usize {
+        self.ledger.in_use()
+    }
+
+    /// The most device bytes this context's buffers held at once.
+    pub fn memory_peak(&self) -> usize {
+        self.ledger.peak()
+    }
+
+    /// The most device bytes this context may allocate (default: the device's memory).
+    pub fn memory_limit(&self) -> usize {
+        self.ledger.limit()
+    }
+
+    /// Sets the most device bytes this context may allocate; an allocation beyond it fails
+    /// with [`GpuError::OutOfMemory`] as one the driver refuses does.
+    pub fn set_memory_limit(&mut self, bytes: usize) {
+        self.ledger.set_limit(bytes);
+    }
+
+    /// Refuses the next `n` allocations as if the limit had been reached (a test hook).
+    #[doc(hidden)]
+    pub fn refuse_allocations(&self, n: usize) {
+        self.ledger.refuse_next(n);
+    }
+
+    /// Whether an allocation failed for lack of memory since the last call.
+    pub(crate) fn take_out_of_memory(&self) -> bool {
+        self.ledger.take_refused()
+    }
+
     pub(crate) fn alloc(&self, bytes: usize) -> Result<DevBuf, GpuError> {
-        let ptr = check(unsafe { result::malloc_sync(bytes.max(1)) }, "cuMemAlloc")?;
-        Ok(DevBuf { ptr, bytes })
+        let bytes = bytes.max(1);
+        self.ledger.admit(bytes)?;
+        match unsafe { result::malloc_sync(bytes) } {
+            Ok(ptr) => Ok(DevBuf {
+                ptr,
+                bytes,
+                ledger: Arc::clone(&self.ledger),
+            }),
+            Err(e) if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
+                Err(self.ledger.driver_refused(bytes))
+            }
+            Err(e) => {
+                self.ledger.release(bytes);
+                check(Err(e), "cuMemAlloc")
+            }
+        }
     }
 
     /// The scratch buffer `name`, at least `bytes` long (contents undefined).

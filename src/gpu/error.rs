@@ -20,6 +20,16 @@ pub enum GpuError {
     },
     /// An argument the caller passed is not valid (lengths, sizes).
     InvalidArgument(String),
+    /// A device allocation did not fit: over the context's limit (`limit`), or refused by
+    /// the driver (`None`: other contexts or processes hold the rest of the device).
+    OutOfMemory {
+        /// Bytes the allocation asked for.
+        requested: usize,
+        /// Bytes the context held at the time.
+        in_use: usize,
+        /// The context's limit, when it was the limit that refused.
+        limit: Option<usize>,
+    },
 }
 
 impl fmt::Display for GpuError {
@@ -33,6 +43,22 @@ impl fmt::Display for GpuError {
             GpuError::NoDevice(i) => write!(f, "no CUDA device with ordinal {i}"),
             GpuError::Cuda { call, error } => write!(f, "{call} failed: {error}"),
             GpuError::InvalidArgument(m) => write!(f, "invalid argument: {m}"),
+            GpuError::OutOfMemory {
+                requested,
+                in_use,
+                limit: Some(limit),
+            } => write!(
+                f,
+                "device memory: {requested} bytes asked for with {in_use} of this context's limit of {limit} in use"
+            ),
+            GpuError::OutOfMemory {
+                requested,
+                in_use,
+                limit: None,
+            } => write!(
+                f,
+                "device memory: the driver refused {requested} bytes (CUDA_ERROR_OUT_OF_MEMORY) with {in_use} held by this context; other contexts or processes hold the rest"
+            ),
         }
     }
 }

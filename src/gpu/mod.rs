@@ -14,12 +14,14 @@
 //! converted from Montgomery form on the device.
 
 mod error;
+mod memory;
 mod resident;
 mod start;
 mod types;
 
 pub use crate::groth16::CsrMatrix;
 pub use error::GpuError;
+pub use memory::MemoryInfo;
 pub use start::GpuStart;
 pub use types::{DeviceInfo, MsmTimings, MsmTuning, NttKind, NttTimings};
 
@@ -37,7 +39,7 @@ mod r1cs;
 mod timeline;
 
 #[cfg(cuzk_cuda_kernels)]
-pub use driver::{discover, DeviceG1Points, DeviceG2Points, DevicePoints, GpuContext};
+pub use driver::{discover, memory_info, DeviceG1Points, DeviceG2Points, DevicePoints, GpuContext};
 #[cfg(cuzk_cuda_kernels)]
 pub use gather::DeviceScalars;
 #[cfg(cuzk_cuda_kernels)]
@@ -46,7 +48,9 @@ pub use r1cs::DeviceR1cs;
 #[cfg(not(cuzk_cuda_kernels))]
 mod stub;
 #[cfg(not(cuzk_cuda_kernels))]
-pub use stub::{discover, DeviceG1Points, DeviceG2Points, DeviceR1cs, DeviceScalars, GpuContext};
+pub use stub::{
+    discover, memory_info, DeviceG1Points, DeviceG2Points, DeviceR1cs, DeviceScalars, GpuContext,
+};
 
 /// The usable CUDA devices; empty when there is no driver, no GPU, or no compiled kernels.
 /// [`discover`] says why a list is empty.

@@ -92,6 +92,12 @@ impl ResidentCache {
         }
     }
 
+    /// Frees every resident SRS.
+    pub(crate) fn clear(&mut self) {
+        self.entries.clear();
+        self.used = 0;
+    }
+
     /// Bytes of points kept now.
     pub(crate) fn used(&self) -> usize {
         self.used
@@ -138,8 +144,7 @@ impl ResidentCache {
             Err(e) => {
                 // Out of device memory, most likely: free what is kept and go on uncached.
                 tracing::warn!(target: "cuzk::gpu", error = %e, "SRS upload failed; proving without a resident copy");
-                self.entries.clear();
-                self.used = 0;
+                self.clear();
                 None
             }
         }

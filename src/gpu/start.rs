@@ -7,6 +7,7 @@
 //! resident SRS the aux values go to the device once and the A and B_g1 density gathers run
 //! there (`gather.rs`); without one, they run on the host and each MSM uploads its scalars.
 
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -24,10 +25,10 @@ use crate::groth16::density::Selection;
 use crate::groth16::prover::{Backend, PartialProof, StartPhase, StartTimings};
 use crate::groth16::srs::Srs;
 
-/// Share of a device's memory its resident SRSs may take; the rest is left to the MSM and
-/// NTT scratch buffers.
+/// Share of a device's memory limit its resident SRSs may take; the rest is left to the MSM
+/// and NTT scratch buffers.
 const RESIDENT_SHARE: f64 = 0.5;
-/// Share of a device's memory the recorded matrices of the circuit it proves may take (a
+/// Share of a device's memory limit the recorded matrices of the circuit it proves may take (a
 /// 32GiB PoRep partition's are about 6 GB, a fifth of its SRS points).
 const R1CS_SHARE: f64 = 0.15;
 
@@ -78,6 +79,7 @@ pub struct GpuStart {
     // The engine's device mutex already serializes start phases per device; this lock only
     // gives `&self` access to the context's `&mut` API and is never contended.
     state: Mutex<DeviceState>,
+    evictions: AtomicU64,
 }
 
 impl std::fmt::Debug for GpuStart {
@@ -95,14 +97,31 @@ impl GpuStart {
     /// As [`GpuStart::new`], with at most `budget` bytes of resident SRS points (default:
     /// half the device's memory).
     pub fn with_resident_budget(ordinal: usize, budget: Option<usize>) -> Result<Self> {
-        let ctx = GpuContext::new(ordinal)?;
-        let budget = budget.unwrap_or((ctx.info().total_memory as f64 * RESIDENT_SHARE) as usize);
+        Self::with_limits(ordinal, None, budget)
+    }
+
+    /// As [`GpuStart::new`], allocating at most `limit` bytes of device memory in all
+    /// (resident SRSs, recorded matrices and scratch; default: the device's memory), of
+    /// which resident SRS points at most `resident_budget` (default: half the limit; the
+    /// recorded matrices may take 15%). A start phase that finds no room evicts what is
+    /// resident and runs again.
+    pub fn with_limits(
+        ordinal: usize,
+        limit: Option<usize>,
+        resident_budget: Option<usize>,
+    ) -> Result<Self> {
+        let mut ctx = GpuContext::new(ordinal)?;
+        if let Some(limit) = limit {
+            ctx.set_memory_limit(limit);
+        }
+        let share = |f: f64| (ctx.memory_limit() as f64 * f) as usize;
         Ok(GpuStart {
             ordinal: ordinal as u32,
+            evictions: AtomicU64::new(0),
             state: Mutex::new(DeviceState {
-                r1cs: ResidentR1cs::new((ctx.info().total_memory as f64 * R1CS_SHARE) as usize),
+                r1cs: ResidentR1cs::new(share(R1CS_SHARE)),
+                resident: ResidentCache::new(resident_budget.unwrap_or(share(RESIDENT_SHARE))),
                 ctx,
-                resident: ResidentCache::new(budget),
             }),
         })
     }
@@ -231,6 +250,14 @@ enum HInput<'a> {
     Deferred(&'a dyn DeferredEvaluations),
 }
 
+/// What an attempt computes the H step from, once it knows what is resident.
+enum Planned<'e, 'd> {
+    /// Host evaluations (given, or computed here from a recording that is not resident).
+    Host(&'e mut Evaluations),
+    /// The recorded matrices on the device.
+    Deferred(&'d dyn DeferredEvaluations),
+}
+
 /// Uploads the witness's aux values (once per start phase: the mat-vec and the four MSMs
 /// that take them all read this copy), timed into `t.host_to_device`.
 fn upload_aux(ctx: &mut GpuContext, w: &Witness, t: &mut StartTimings) -> Result<DeviceScalars> {
@@ -244,85 +271,172 @@ impl GpuStart {
     fn run(
         &self,
         srs: &Srs,
-        input: HInput<'_>,
+        mut input: HInput<'_>,
         w: &Witness,
     ) -> Result<(PartialProof, StartTimings)> {
         let mut guard = self
             .state
             .lock()
             .map_err(|_| Error::internal("a previous start phase on this device panicked"))?;
-        let DeviceState {
-            ctx,
-            resident,
-            r1cs,
-        } = &mut *guard;
-        // Kernels a failed start phase left behind are not this one's.
-        ctx.take_kernel_time()?;
-        let mut timings = StartTimings::default();
-        // Uploads the SRS's sections when they are not resident yet (host-timed).
-        let t1 = Instant::now();
-        let kept = resident.get(ctx, srs);
-        let srs_upload = t1.elapsed();
-        timings.host_to_device = srs_upload;
-        let t = &mut timings;
-        // The recorded path needs the SRS and the matrices resident; without either, a, b
-        // and c are computed on the host and go the usual way.
-        let input = match (input, kept) {
-            (HInput::Deferred(d), Some(_)) if d.rows() >= 2 && r1cs.get(ctx, d).is_some() => {
-                HInput::Deferred(d)
+        let state = &mut *guard;
+        state.ctx.take_out_of_memory();
+        match attempt(state, srs, &mut input, w) {
+            // Out of device memory: what this device keeps between proofs (resident SRSs,
+            // recorded matrices, scratch, twiddles) goes, and the partition runs once more
+            // with the device to itself. Host evaluations a first attempt has transformed in
+            // place cannot run again; the engine's retry covers those.
+            Err(e) if state.ctx.take_out_of_memory() && input.reusable() => {
+                tracing::warn!(target: "cuzk::gpu", device = self.ordinal, error = %e,
+                    in_use = state.ctx.memory_in_use(), limit = state.ctx.memory_limit(),
+                    "out of device memory; evicting what is resident and running the partition again");
+                state.evict_all();
+                self.evictions.fetch_add(1, Relaxed);
+                attempt(state, srs, &mut input, w).map_err(|again| {
+                    Error::new(
+                        again.kind(),
+                        format!(
+                            "{again} (after evicting every resident SRS and matrix for an earlier {e})"
+                        ),
+                    )
+                })
             }
-            (HInput::Deferred(d), _) => HInput::Host(d.evaluate(w)?),
-            (host, _) => host,
-        };
-        let (h, msm_h, aux) = match (input, kept) {
-            (HInput::Deferred(d), Some(kept)) => {
-                let aux = upload_aux(ctx, w, t)?;
-                let matrices = r1cs.get(ctx, d).expect("made resident above");
-                let n = d.rows().next_power_of_two();
-                let (h, nt, matvec_ms, m) =
-                    ctx.h_msm_g1_resident_recorded(matrices, &w.input, &aux, n, &kept.h)?;
-                // The H step on this path: the mat-vec that makes a, b and c, then the NTTs.
-                t.ntt = ms(matvec_ms) + ms(nt.total_ms);
-                t.host_to_device += ms(m.upload_ms);
-                t.device_to_host += ms(m.download_ms);
-                (h, ms(m.total_ms), Some(aux))
-            }
-            (HInput::Deferred(_), None) => unreachable!("deferred only with a resident SRS"),
-            (HInput::Host(evaluations), kept) => {
-                let (h, msm_h) = host_h(ctx, kept, srs, evaluations, t)?;
-                (h, msm_h, None)
-            }
-        };
-        let t2 = Instant::now();
-        let ([(l, msm_l), (a, msm_a), (b_g1, msm_b_g1)], (b_g2, _msm_b_g2)) = match kept {
-            Some(kept) => {
-                let aux = match aux {
-                    Some(aux) => aux,
-                    None => upload_aux(ctx, w, t)?,
-                };
-                resident_msms(ctx, kept, &aux, w, t)?
-            }
-            None => uploaded_msms(ctx, srs, w, t)?,
-        };
-        timings.msm = srs_upload + msm_h + t2.elapsed();
-        timings.kernels = ctx.take_kernel_time()?;
-        Ok((
-            PartialProof {
-                h,
-                l,
-                a,
-                b_g1,
-                b_g2: Some(b_g2),
-            },
-            StartTimings {
-                msm_h,
-                msm_l,
-                msm_a,
-                msm_b_g1,
-                ..timings
-            },
-        ))
+            r => r,
+        }
     }
+
+    /// Device bytes this device's context holds now (resident points, matrices, scratch).
+    pub fn memory_in_use(&self) -> usize {
+        self.state
+            .lock()
+            .map(|s| s.ctx.memory_in_use())
+            .unwrap_or_default()
+    }
+
+    /// The most device bytes this device's context held at once.
+    pub fn memory_peak(&self) -> usize {
+        self.state
+            .lock()
+            .map(|s| s.ctx.memory_peak())
+            .unwrap_or_default()
+    }
+
+    /// Refuses this device's next `n` allocations as if its memory were full (a test hook
+    /// for the eviction path).
+    #[doc(hidden)]
+    pub fn refuse_allocations(&self, n: usize) {
+        if let Ok(s) = self.state.lock() {
+            s.ctx.refuse_allocations(n);
+        }
+    }
+
+    /// Times a start phase ran out of device memory and evicted everything resident.
+    pub fn evictions(&self) -> u64 {
+        self.evictions.load(Relaxed)
+    }
+}
+
+impl DeviceState {
+    /// Frees everything kept between start phases.
+    fn evict_all(&mut self) {
+        self.resident.clear();
+        self.r1cs.kept = None;
+        self.ctx.release_scratch();
+    }
+}
+
+impl HInput<'_> {
+    /// Whether a second attempt can start from this input.
+    fn reusable(&self) -> bool {
+        match self {
+            HInput::Host(e) => !e.a.is_empty(),
+            HInput::Deferred(_) => true,
+        }
+    }
+}
+
+/// One start phase on the device. Host evaluations are taken from `input` only where the
+/// step transforms them in place.
+fn attempt(
+    state: &mut DeviceState,
+    srs: &Srs,
+    input: &mut HInput<'_>,
+    w: &Witness,
+) -> Result<(PartialProof, StartTimings)> {
+    let DeviceState {
+        ctx,
+        resident,
+        r1cs,
+    } = state;
+    // Kernels a failed start phase left behind are not this one's.
+    ctx.take_kernel_time()?;
+    let mut timings = StartTimings::default();
+    // Uploads the SRS's sections when they are not resident yet (host-timed).
+    let t1 = Instant::now();
+    let kept = resident.get(ctx, srs);
+    let srs_upload = t1.elapsed();
+    timings.host_to_device = srs_upload;
+    let t = &mut timings;
+    // The recorded path needs the SRS and the matrices resident; without either, a, b
+    // and c are computed on the host and go the usual way.
+    let mut evaluated;
+    let input = match (&mut *input, kept) {
+        (HInput::Deferred(d), Some(_)) if d.rows() >= 2 && r1cs.get(ctx, *d).is_some() => {
+            Planned::Deferred(*d)
+        }
+        (HInput::Deferred(d), _) => {
+            evaluated = d.evaluate(w)?;
+            Planned::Host(&mut evaluated)
+        }
+        (HInput::Host(e), _) => Planned::Host(e),
+    };
+    let (h, msm_h, aux) = match (input, kept) {
+        (Planned::Deferred(d), Some(kept)) => {
+            let aux = upload_aux(ctx, w, t)?;
+            let matrices = r1cs.get(ctx, d).expect("made resident above");
+            let n = d.rows().next_power_of_two();
+            let (h, nt, matvec_ms, m) =
+                ctx.h_msm_g1_resident_recorded(matrices, &w.input, &aux, n, &kept.h)?;
+            // The H step on this path: the mat-vec that makes a, b and c, then the NTTs.
+            t.ntt = ms(matvec_ms) + ms(nt.total_ms);
+            t.host_to_device += ms(m.upload_ms);
+            t.device_to_host += ms(m.download_ms);
+            (h, ms(m.total_ms), Some(aux))
+        }
+        (Planned::Deferred(_), None) => unreachable!("deferred only with a resident SRS"),
+        (Planned::Host(evaluations), kept) => {
+            let (h, msm_h) = host_h(ctx, kept, srs, evaluations, t)?;
+            (h, msm_h, None)
+        }
+    };
+    let t2 = Instant::now();
+    let ([(l, msm_l), (a, msm_a), (b_g1, msm_b_g1)], (b_g2, _msm_b_g2)) = match kept {
+        Some(kept) => {
+            let aux = match aux {
+                Some(aux) => aux,
+                None => upload_aux(ctx, w, t)?,
+            };
+            resident_msms(ctx, kept, &aux, w, t)?
+        }
+        None => uploaded_msms(ctx, srs, w, t)?,
+    };
+    timings.msm = srs_upload + msm_h + t2.elapsed();
+    timings.kernels = ctx.take_kernel_time()?;
+    Ok((
+        PartialProof {
+            h,
+            l,
+            a,
+            b_g1,
+            b_g2: Some(b_g2),
+        },
+        StartTimings {
+            msm_h,
+            msm_l,
+            msm_a,
+            msm_b_g1,
+            ..timings
+        },
+    ))
 }
 
 /// The H step and MSM from host evaluations: on the device with the quotient going straight
@@ -331,23 +445,20 @@ fn host_h(
     ctx: &mut GpuContext,
     kept: Option<&ResidentSrs>,
     srs: &Srs,
-    evaluations: Evaluations,
+    evaluations: &mut Evaluations,
     t: &mut StartTimings,
 ) -> Result<(G1Projective, Duration)> {
-    let Evaluations {
-        mut a,
-        mut b,
-        mut c,
-    } = evaluations;
-    let n = a.len().next_power_of_two();
-    for v in [&mut a, &mut b, &mut c] {
+    let n = evaluations.a.len().next_power_of_two();
+    for v in [&mut evaluations.a, &mut evaluations.b, &mut evaluations.c] {
         v.resize(n, Scalar::ZERO);
     }
     match kept {
-        // The quotient's coefficients go from the transforms into the H MSM on the device.
+        // The quotient's coefficients go from the transforms into the H MSM on the device;
+        // the evaluations are only read (a second attempt can start from them).
         Some(kept) if n >= 2 => {
-            let (h, nt, m) = ctx.h_msm_g1_resident(&a, &b, &c, &kept.h)?;
-            drop((a, b, c));
+            let Evaluations { a, b, c } = &*evaluations;
+            let (h, nt, m) = ctx.h_msm_g1_resident(a, b, c, &kept.h)?;
+            *evaluations = Evaluations::default();
             t.ntt = ms(nt.total_ms);
             t.ntt_upload = ms(nt.upload_ms);
             t.host_to_device += t.ntt_upload + ms(m.upload_ms);
@@ -355,6 +466,8 @@ fn host_h(
             Ok((h, ms(m.total_ms)))
         }
         _ => {
+            // Transformed in place: taken, so a second attempt knows it cannot rerun.
+            let Evaluations { mut a, b, c } = std::mem::take(evaluations);
             let t0 = Instant::now();
             let h = if n < 2 {
                 // A one-element domain has no H coefficient; the device transform needs n ≥ 2.
@@ -402,6 +515,13 @@ impl StartPhase for GpuStart {
         w: &Witness,
     ) -> Result<(PartialProof, StartTimings)> {
         self.run(srs, HInput::Deferred(deferred), w)
+    }
+
+    /// On the device, when the SRS and the matrices are resident there (they are unless
+    /// they do not fit their shares of the device's memory: then this one partition's a, b
+    /// and c are made on the host, beyond the engine's budget).
+    fn evaluates_deferred_off_host(&self) -> bool {
+        true
     }
 
     fn preload(&self, srs: &Srs) -> Result<()> {

@@ -2,11 +2,16 @@
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 
-use super::{DeviceInfo, GpuError, MsmTimings, NttKind, NttTimings};
+use super::{DeviceInfo, GpuError, MemoryInfo, MsmTimings, NttKind, NttTimings};
 use crate::groth16::density::Selection;
 
 /// Always `Err(NotCompiled)`: this build has no kernels to run.
 pub fn discover() -> Result<Vec<DeviceInfo>, GpuError> {
+    Err(GpuError::NotCompiled)
+}
+
+/// Always `Err(NotCompiled)`.
+pub fn memory_info(_ordinal: usize) -> Result<MemoryInfo, GpuError> {
     Err(GpuError::NotCompiled)
 }
 
@@ -275,5 +280,31 @@ impl GpuContext {
     /// The device's kernel-active time since the last call.
     pub fn take_kernel_time(&mut self) -> Result<std::time::Duration, GpuError> {
         Err(GpuError::NotCompiled)
+    }
+
+    /// Device bytes this context's buffers hold.
+    pub fn memory_in_use(&self) -> usize {
+        0
+    }
+
+    /// The most device bytes this context's buffers held at once.
+    pub fn memory_peak(&self) -> usize {
+        0
+    }
+
+    /// The most device bytes this context may allocate.
+    pub fn memory_limit(&self) -> usize {
+        0
+    }
+
+    /// Sets the most device bytes this context may allocate.
+    pub fn set_memory_limit(&mut self, _bytes: usize) {}
+
+    /// Refuses the next `n` allocations (a test hook).
+    #[doc(hidden)]
+    pub fn refuse_allocations(&self, _n: usize) {}
+
+    pub(crate) fn take_out_of_memory(&self) -> bool {
+        false
     }
 }

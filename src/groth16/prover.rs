@@ -111,6 +111,14 @@ pub trait StartPhase: Send + Sync {
         self.start(srs, evaluations, witness)
     }
 
+    /// Whether [`StartPhase::start_deferred`] makes a, b and c where the host never holds
+    /// them (a GPU: on the device, from resident matrices). The engine then reserves only a
+    /// deferred partition's witness in its host budget. The default, the host computing
+    /// them, says no.
+    fn evaluates_deferred_off_host(&self) -> bool {
+        false
+    }
+
     /// Makes `srs` ready on this device before its first proof (a host's start-up preload):
     /// a GPU uploads its points into its resident cache, when they fit. The CPU has nothing
     /// to do.

@@ -33,7 +33,7 @@ export CUZK_CUDA_ARCHS="${CUZK_CUDA_ARCHS:-90}"
 export CUZK_REQUIRE_CUDA=1
 export CARGO_TARGET_DIR="$repo/target/device"
 
-tests=(gpu_msm gpu_msm_g2 gpu_ntt gpu_density gpu_r1cs gpu_prove filecoin_post filecoin_porep)
+tests=(gpu_msm gpu_msm_g2 gpu_ntt gpu_density gpu_r1cs gpu_prove gpu_memory filecoin_post filecoin_porep)
 args=()
 for t in "${tests[@]}"; do args+=(--test "$t"); done
 cargo test --release --locked --features cuda --no-run "${args[@]}" 2>&1 | tee /tmp/build-device.log

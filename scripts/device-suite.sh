@@ -60,7 +60,7 @@ while [ $# -gt 0 ]; do
     shift
     case "$part" in
     tests)
-        for t in gpu_msm gpu_msm_g2 gpu_ntt gpu_density gpu_r1cs gpu_prove; do run_test "$t"; done
+        for t in gpu_msm gpu_msm_g2 gpu_ntt gpu_density gpu_r1cs gpu_prove gpu_memory; do run_test "$t"; done
         params
         for t in filecoin_post filecoin_porep; do run_test "$t"; done
         ;;

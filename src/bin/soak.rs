@@ -840,15 +840,29 @@ fn rss_text() -> String {
     rss().map_or("unknown (no /proc/self/status)".into(), mib)
 }
 
-/// Each GPU's free memory, one text for the summary.
-// TODO(issue 15): not measured yet. `cuzk::gpu::memory_info(ordinal)` (the device's free and
-// total bytes) is being added by another change; use it here once it is in.
-fn gpu_free(ordinals: &[u32]) -> String {
-    let each: Vec<String> = ordinals
+/// Each GPU's free memory (the driver's figure, every context counted), and one text for
+/// the summary.
+fn gpu_free(ordinals: &[u32]) -> (Vec<Option<usize>>, String) {
+    let each: Vec<_> = ordinals
         .iter()
-        .map(|o| format!("cuda{o} not measured (TODO: cuzk::gpu::memory_info)"))
+        .map(|&o| cuzk::gpu::memory_info(o as usize))
         .collect();
-    each.join(", ")
+    let text: Vec<String> = ordinals
+        .iter()
+        .zip(&each)
+        .map(|(o, m)| match m {
+            Ok(m) => format!(
+                "cuda{o} {} free of {}",
+                mib(m.free as u64),
+                mib(m.total as u64)
+            ),
+            Err(e) => format!("cuda{o} unknown ({e})"),
+        })
+        .collect();
+    (
+        each.into_iter().map(|m| m.ok().map(|m| m.free)).collect(),
+        text.join(", "),
+    )
 }
 
 fn run() -> Result<bool, String> {
@@ -912,7 +926,7 @@ fn run() -> Result<bool, String> {
         .iter()
         .filter_map(|d| d.backend.backend().gpu_ordinal())
         .collect();
-    let gpu_before = gpu_free(&ordinals);
+    let (free_before, gpu_before) = gpu_free(&ordinals);
     let hook: PartitionHook = {
         let (inj, count, rate) = (injector.clone(), injected.clone(), a.fault_rate);
         let rng = Mutex::new(ChaCha8Rng::seed_from_u64(a.seed ^ 0xfa17_fa17));
@@ -1020,7 +1034,7 @@ fn run() -> Result<bool, String> {
     let wall = t.elapsed();
     let st = engine.shutdown();
     let rss_end = rss_text();
-    let gpu_after = gpu_free(&ordinals);
+    let (free_after, gpu_after) = gpu_free(&ordinals);
     let _ = std::fs::remove_dir_all(&scratch);
 
     let mut t = tally.into_inner().unwrap_or_else(|p| p.into_inner());
@@ -1080,6 +1094,19 @@ fn run() -> Result<bool, String> {
             mib(st.memory_budget_bytes)
         ),
     );
+    for (o, (before, after)) in ordinals.iter().zip(free_before.iter().zip(&free_after)) {
+        if let (Some(before), Some(after)) = (before, after) {
+            // The driver hands memory out in pages; a few of them may differ.
+            check(
+                after + (16 << 20) >= *before,
+                format!(
+                    "cuda{o}: {} free before the engine, {} after it was dropped",
+                    mib(*before as u64),
+                    mib(*after as u64)
+                ),
+            );
+        }
+    }
     let device_faults: u64 = st.devices().iter().map(|d| d.faults).sum();
     check(
         device_faults <= injected.total(),

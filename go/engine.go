@@ -1,5 +1,6 @@
 package cuzk
 
+// #include <stdlib.h>
 // #include "cuzk.h"
 import "C"
 
@@ -46,7 +47,42 @@ type Config struct {
 	// once (0: one per device worker); each holds a whole synthesized circuit in host
 	// memory.
 	MaxReady int
+	// FaultMaxAttempts is how many start phases a partition gets in all, its first
+	// included, when devices fail it (a GPU error, a backend panic, a proof that fails its
+	// verification); then its job fails naming every attempt (0: 3; 1: no retries).
+	FaultMaxAttempts int
+	// FaultOutOfRotationAfter is how many device faults in a row take a device out of
+	// rotation for FaultProbeDelay (0: 3).
+	FaultOutOfRotationAfter int
+	// FaultNeverOutOfRotation keeps every device in rotation however many faults it has in
+	// a row (its partitions are still retried elsewhere); FaultOutOfRotationAfter must
+	// then be 0.
+	FaultNeverOutOfRotation bool
+	// FaultProbeDelay is how long a device out of rotation rests before its next start
+	// phase probes it (0: 30 s; WaitForever: it is never probed). Rounded up to whole
+	// milliseconds.
+	FaultProbeDelay time.Duration
+	// DeferEvaluations says whether partitions whose circuit has a recorded R1CS reach the
+	// devices as a witness only, the device computing a, b and c from the recording
+	// (DeferAuto: when any device is a GPU).
+	DeferEvaluations DeferMode
+	// RecordingsDir is an existing folder where recorded R1CS matrices are saved and
+	// loaded between engines ("": in memory only). One that cannot be written fails no
+	// proof: each engine records again.
+	RecordingsDir string
 }
+
+// DeferMode is Config.DeferEvaluations.
+type DeferMode int
+
+const (
+	// DeferAuto defers the evaluations when any device is a GPU.
+	DeferAuto DeferMode = iota
+	// DeferOn hands the devices a witness only wherever a recording exists.
+	DeferOn
+	// DeferOff computes a, b and c on the host during synthesis, for every partition.
+	DeferOff
+)
 
 // WaitForever, as a timeout, waits as long as it takes.
 const WaitForever time.Duration = math.MaxInt64
@@ -67,26 +103,45 @@ func count(n int, what string) (C.uint32_t, error) {
 	return C.uint32_t(n), nil
 }
 
-func (c *Config) toC() (C.cuzk_config, error) {
+// toC is the C config, and the function that frees its C memory (the recordings
+// folder's path) once the call that reads it has returned.
+func (c *Config) toC() (C.cuzk_config, func(), error) {
 	cc := C.cuzk_config{size: C.sizeof_cuzk_config}
-	var err error
-	if cc.cpu_devices, err = count(c.CPUDevices, "CPUDevices"); err != nil {
-		return cc, err
+	none := func() {}
+	fields := []struct {
+		n    int
+		name string
+		to   *C.uint32_t
+	}{
+		{c.CPUDevices, "CPUDevices", &cc.cpu_devices},
+		{c.WorkersPerDevice, "WorkersPerDevice", &cc.workers_per_device},
+		{c.Finalizers, "Finalizers", &cc.finalizers},
+		{c.SynthesisThreads, "SynthesisThreads", &cc.synthesis_threads},
+		{c.MaxReady, "MaxReady", &cc.max_ready},
+		{c.FaultMaxAttempts, "FaultMaxAttempts", &cc.fault_max_attempts},
+		{c.FaultOutOfRotationAfter, "FaultOutOfRotationAfter", &cc.fault_out_of_rotation_after},
 	}
-	if cc.workers_per_device, err = count(c.WorkersPerDevice, "WorkersPerDevice"); err != nil {
-		return cc, err
+	for _, f := range fields {
+		n, err := count(f.n, f.name)
+		if err != nil {
+			return cc, none, err
+		}
+		*f.to = n
 	}
-	if cc.finalizers, err = count(c.Finalizers, "Finalizers"); err != nil {
-		return cc, err
+	durations := []struct {
+		d    time.Duration
+		name string
+		to   *C.uint64_t
+	}{
+		{c.AdmissionTimeout, "AdmissionTimeout", &cc.admission_timeout_ms},
+		{c.TrimInterval, "TrimInterval", &cc.trim_interval_ms},
+		{c.FaultProbeDelay, "FaultProbeDelay", &cc.fault_probe_delay_ms},
 	}
-	if cc.synthesis_threads, err = count(c.SynthesisThreads, "SynthesisThreads"); err != nil {
-		return cc, err
-	}
-	if cc.max_ready, err = count(c.MaxReady, "MaxReady"); err != nil {
-		return cc, err
-	}
-	if c.AdmissionTimeout < 0 || c.TrimInterval < 0 {
-		return cc, argError("Config has a negative duration")
+	for _, d := range durations {
+		if d.d < 0 {
+			return cc, none, argError("Config.%s is negative (%v)", d.name, d.d)
+		}
+		*d.to = millis(d.d)
 	}
 	if c.AdmissionFailFast {
 		cc.flags |= C.CUZK_CONFIG_ADMISSION_FAIL_FAST
@@ -94,11 +149,30 @@ func (c *Config) toC() (C.cuzk_config, error) {
 	if c.TrimDisabled {
 		cc.flags |= C.CUZK_CONFIG_TRIM_DISABLED
 	}
+	if c.FaultNeverOutOfRotation {
+		cc.flags |= C.CUZK_CONFIG_NEVER_OUT_OF_ROTATION
+	}
+	switch c.DeferEvaluations {
+	case DeferAuto:
+	case DeferOn:
+		cc.flags |= C.CUZK_CONFIG_DEFER_EVALUATIONS_ON
+	case DeferOff:
+		cc.flags |= C.CUZK_CONFIG_DEFER_EVALUATIONS_OFF
+	default:
+		return cc, none, argError("Config.DeferEvaluations is %d, not a DeferMode", c.DeferEvaluations)
+	}
 	cc.memory_budget_bytes = C.uint64_t(c.MemoryBudgetBytes)
-	cc.admission_timeout_ms = millis(c.AdmissionTimeout)
-	cc.trim_interval_ms = millis(c.TrimInterval)
 	cc.trim_min_freed_bytes = C.uint64_t(c.TrimMinFreedBytes)
-	return cc, nil
+	// Last, so that no error above leaves it allocated.
+	if c.RecordingsDir != "" {
+		dir, err := cString(c.RecordingsDir, "Config.RecordingsDir")
+		if err != nil {
+			return cc, none, err
+		}
+		cc.recordings_dir = dir
+		return cc, func() { C.free(unsafe.Pointer(dir)) }, nil
+	}
+	return cc, none, nil
 }
 
 // Engine is a proving engine: its device workers, finalizers, trimmer and memory budget.
@@ -109,7 +183,8 @@ type Engine struct {
 
 // NewEngine starts an engine and its threads.
 func NewEngine(cfg Config) (*Engine, error) {
-	cc, err := cfg.toC()
+	cc, free, err := cfg.toC()
+	defer free()
 	if err != nil {
 		return nil, err
 	}

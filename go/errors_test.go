@@ -177,6 +177,30 @@ func TestBadConfigAndBudget(t *testing.T) {
 	wantErr(t, "negative finalizers", err, cuzk.ErrInvalidArgument, "Finalizers")
 	_, err = cuzk.NewEngine(cuzk.Config{TrimInterval: -time.Second})
 	wantErr(t, "negative trim interval", err, cuzk.ErrInvalidArgument, "negative")
+	for name, c := range map[string]struct {
+		cfg    cuzk.Config
+		needle string
+	}{
+		// Caught in Go.
+		"negative fault attempts":   {cuzk.Config{FaultMaxAttempts: -1}, "Config.FaultMaxAttempts"},
+		"negative rotation faults":  {cuzk.Config{FaultOutOfRotationAfter: -3}, "Config.FaultOutOfRotationAfter"},
+		"negative probe delay":      {cuzk.Config{FaultProbeDelay: -time.Millisecond}, "Config.FaultProbeDelay"},
+		"unknown deferral mode":     {cuzk.Config{DeferEvaluations: cuzk.DeferOff + 1}, "Config.DeferEvaluations"},
+		"negative deferral mode":    {cuzk.Config{DeferEvaluations: -1}, "Config.DeferEvaluations"},
+		"recordings path with NULs": {cuzk.Config{RecordingsDir: "a\x00b"}, "Config.RecordingsDir"},
+		// Caught by the library, which names the C field.
+		"never out of rotation after 2": {
+			cuzk.Config{CPUDevices: 1, FaultNeverOutOfRotation: true, FaultOutOfRotationAfter: 2},
+			"config.fault_out_of_rotation_after",
+		},
+		"recordings path not UTF-8": {cuzk.Config{CPUDevices: 1, RecordingsDir: "/tmp/r\xe9cordings"}, "config.recordings_dir"},
+	} {
+		e, err := cuzk.NewEngine(c.cfg)
+		wantErr(t, name, err, cuzk.ErrInvalidArgument, c.needle)
+		if e != nil {
+			e.Close()
+		}
+	}
 
 	// A budget that can never hold the job.
 	e := newEngine(t, cuzk.Config{MemoryBudgetBytes: 1})

@@ -188,6 +188,30 @@ func filecoinEngine(t *testing.T) *cuzk.Engine {
 	return newEngine(t, cuzk.Config{CPUDevices: 1, SynthesisThreads: 2})
 }
 
+// An engine given a recordings folder saves the WinningPoSt circuit's recording there; a
+// second engine on the folder reads it and proves the same bytes.
+func TestFilecoinRecordingsDirKeepsTheRecording(t *testing.T) {
+	f := filecoin(t)
+	dir := t.TempDir()
+	w := f.winning
+	for round := 0; round < 2; round++ {
+		e, err := cuzk.NewEngine(cuzk.Config{CPUDevices: 1, SynthesisThreads: 2, RecordingsDir: dir,
+			DeferEvaluations: cuzk.DeferOn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts, want := f.opts(t, "winning")
+		got, err := e.GenerateWinningPoStWithVanilla(context.Background(), w.proofType, w.miner, w.randomness,
+			w.vanillas, opts...)
+		e.Close()
+		wantBytes(t, fmt.Sprintf("round %d", round), got, err, want)
+		files, err := filepath.Glob(filepath.Join(dir, "*.cuzk-r1cs"))
+		if err != nil || len(files) != 1 {
+			t.Fatalf("round %d: recordings %v (%v), want one file", round, files, err)
+		}
+	}
+}
+
 func wantBytes(t *testing.T, what string, got []byte, err error, want []byte) {
 	t.Helper()
 	if err != nil {

@@ -301,6 +301,28 @@ func backlog(n int) []cuzk.Partition {
 	return parts
 }
 
+// Every fault, deferral and recordings field set: the engine starts and proves the
+// fixture's bytes (the recordings folder stays empty: these partitions come synthesized).
+func TestConfigFaultDeferralAndRecordingFields(t *testing.T) {
+	for _, cfg := range []cuzk.Config{
+		{CPUDevices: 1, FaultMaxAttempts: 1, FaultOutOfRotationAfter: 4, FaultProbeDelay: 50 * time.Millisecond,
+			DeferEvaluations: cuzk.DeferOn, RecordingsDir: t.TempDir()},
+		{CPUDevices: 1, FaultNeverOutOfRotation: true, FaultProbeDelay: cuzk.WaitForever, DeferEvaluations: cuzk.DeferOff},
+	} {
+		e := newEngine(t, cfg)
+		job, err := e.ProveStart(context.Background(), loadSRS(t), fx.parts, cuzk.WithRandomness(fx.r, fx.s))
+		if err != nil {
+			t.Fatalf("ProveStart on %+v: %v", cfg, err)
+		}
+		proofs, err := job.Finish(context.Background())
+		job.Close()
+		if err != nil {
+			t.Fatalf("Finish on %+v: %v", cfg, err)
+		}
+		checkProofs(t, proofs)
+	}
+}
+
 func oneWorker() cuzk.Config {
 	return cuzk.Config{CPUDevices: 1, WorkersPerDevice: 1, Finalizers: 1}
 }

@@ -34,6 +34,22 @@
 // `cuzk_config.flags`: never call `malloc_trim(0)`.
 #define CUZK_CONFIG_TRIM_DISABLED 2
 
+// `cuzk_config.flags`: partitions whose circuit has a recorded R1CS (the Filecoin kinds)
+// reach the devices as a witness only, and the start phase computes a, b and c from the
+// recording (a GPU on the device, so they never exist on the host). With neither this flag
+// nor `CUZK_CONFIG_DEFER_EVALUATIONS_OFF`: on when any device is a GPU. Setting both is an
+// invalid argument.
+#define CUZK_CONFIG_DEFER_EVALUATIONS_ON 4
+
+// `cuzk_config.flags`: the synthesis stage computes a, b and c on the host for every
+// partition (see `CUZK_CONFIG_DEFER_EVALUATIONS_ON`).
+#define CUZK_CONFIG_DEFER_EVALUATIONS_OFF 8
+
+// `cuzk_config.flags`: a device stays in rotation however many faults it has in a row
+// (its partitions are still retried elsewhere). Not with a non-zero
+// `fault_out_of_rotation_after`.
+#define CUZK_CONFIG_NEVER_OUT_OF_ROTATION 16
+
 // A timeout meaning "wait as long as it takes" (`admission_timeout_ms`, `timeout_ms`).
 #define CUZK_WAIT_FOREVER UINT64_MAX
 
@@ -247,6 +263,21 @@ typedef struct cuzk_config {
   // Most synthesized PoRep/SnapDeals partitions waiting for a device (0: one per device
   // worker). Each holds a whole synthesized circuit in host memory.
   uint32_t max_ready;
+  // Start phases a partition gets in all, its first included, when devices fail it (a
+  // GPU error, a backend panic, a proof that fails its verification); then its job fails
+  // naming every attempt (0: 3; 1: no retries).
+  uint32_t fault_max_attempts;
+  // Device faults in a row that take a device out of rotation for
+  // `fault_probe_delay_ms` (0: 3; `CUZK_CONFIG_NEVER_OUT_OF_ROTATION`: never).
+  uint32_t fault_out_of_rotation_after;
+  // How long a device out of rotation rests before its next start phase probes it, in
+  // milliseconds (0: 30000; `CUZK_WAIT_FOREVER`: it is never probed).
+  uint64_t fault_probe_delay_ms;
+  // A folder where recorded R1CS matrices are saved and loaded between engines
+  // (`<shape key>.cuzk-r1cs`), a NUL-terminated UTF-8 path, or NULL to keep recordings
+  // in memory only. Read only during `cuzk_engine_new`. The folder must exist; one that
+  // cannot be written fails no proof (each engine records again, and logs a warning).
+  const char *recordings_dir;
 } cuzk_config;
 
 // A latency distribution's summary (all times in nanoseconds). Quantiles are at most 1/8
@@ -575,8 +606,8 @@ const char *cuzk_last_error(void);
 // set to NULL.
 //
 // # Safety
-// `config` NULL or a valid `cuzk_config` of at least `config->size` bytes; `engine` NULL
-// or writable.
+// `config` NULL or a valid `cuzk_config` of at least `config->size` bytes, its
+// `recordings_dir` NULL or NUL-terminated; `engine` NULL or writable.
 cuzk_status cuzk_engine_new(const struct cuzk_config *config, struct cuzk_engine **engine);
 
 // Shuts an engine down and frees it; NULL is accepted and does nothing.

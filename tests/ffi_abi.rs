@@ -1,7 +1,8 @@
 //! The C ABI called from Rust, for what a C host test cannot easily reach: Montgomery-form
 //! scalars, unaligned bitmaps, the panic boundary, the thread-locality of the last error,
-//! sized-struct compatibility, the stats' stage figures and device backends, per-job
-//! admission, engine shutdown under queued jobs, and the stable status numbers.
+//! sized-struct compatibility, the engine config's checks, the stats' stage figures and
+//! device backends, per-job admission, engine shutdown under queued jobs, and the stable
+//! status numbers.
 
 use std::ffi::CStr;
 use std::ptr::{null, null_mut};
@@ -444,6 +445,81 @@ fn sized_structs_read_older_and_newer_hosts() {
     assert_eq!(s.device_count, 1);
     assert_eq!(s.size, std::mem::size_of::<cuzk_stats>());
     unsafe { cuzk_engine_free(e) };
+}
+
+#[test]
+fn the_fault_deferral_and_recordings_fields_are_checked_and_an_older_host_skips_them() {
+    let refused = |c: &cuzk_config, arg: &str| {
+        let mut e = null_mut();
+        let st = unsafe { cuzk_engine_new(c, &mut e) };
+        assert_eq!(st, cuzk_status::InvalidArgument, "{}", last_error());
+        assert!(e.is_null());
+        let msg = last_error();
+        assert!(msg.contains(&format!("`{arg}`")), "{msg}");
+        msg
+    };
+    let base = cuzk_config {
+        size: std::mem::size_of::<cuzk_config>(),
+        cpu_devices: 1,
+        ..Default::default()
+    };
+    let both = cuzk_config {
+        flags: CUZK_CONFIG_DEFER_EVALUATIONS_ON | CUZK_CONFIG_DEFER_EVALUATIONS_OFF,
+        ..base
+    };
+    let msg = refused(&both, "config.flags");
+    assert!(msg.contains("both"), "{msg}");
+    let never_but_after = cuzk_config {
+        flags: CUZK_CONFIG_NEVER_OUT_OF_ROTATION,
+        fault_out_of_rotation_after: 5,
+        ..base
+    };
+    refused(&never_but_after, "config.fault_out_of_rotation_after");
+    let latin1 = c"/tmp/cuzk-r\xe9cordings";
+    let bad_dir = cuzk_config {
+        recordings_dir: latin1.as_ptr(),
+        ..base
+    };
+    let msg = refused(&bad_dir, "config.recordings_dir");
+    assert!(msg.contains("not UTF-8"), "{msg}");
+
+    // A host built before these fields: whatever lies past its struct (here a path that
+    // would be refused and contradictory rotation settings) is not read.
+    let older = cuzk_config {
+        size: std::mem::offset_of!(cuzk_config, fault_max_attempts),
+        flags: 0,
+        fault_max_attempts: 9,
+        fault_out_of_rotation_after: 5,
+        ..bad_dir
+    };
+    let e = engine(Some(&older));
+    assert_eq!(stats(e).device_count, 1);
+    unsafe { cuzk_engine_free(e) };
+
+    // Every new field set, and valid: the engine starts and proves.
+    let dir = std::env::temp_dir().join(format!("cuzk-ffi-abi-recordings-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir_c = std::ffi::CString::new(dir.to_str().unwrap()).unwrap();
+    let all = cuzk_config {
+        flags: CUZK_CONFIG_DEFER_EVALUATIONS_ON | CUZK_CONFIG_NEVER_OUT_OF_ROTATION,
+        fault_max_attempts: 1,
+        fault_probe_delay_ms: 50,
+        recordings_dir: dir_c.as_ptr(),
+        ..base
+    };
+    let e = engine(Some(&all));
+    drop(dir_c); // read only during the call
+    let srs = srs();
+    let params = srs_handle(&srs);
+    let bufs = Buffers::new(&synthesize(circuit()).expect("synthesis"), canonical, 0);
+    let job = start(e, params, &[bufs.view()], &options()).expect("start");
+    assert_eq!(finish(job, 1).expect("finish").len(), CUZK_PROOF_BYTES);
+    unsafe {
+        cuzk_job_free(job);
+        cuzk_srs_free(params);
+        cuzk_engine_free(e);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

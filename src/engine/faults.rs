@@ -253,7 +253,9 @@ impl Rotation {
         if k == 0 || n < k {
             return false;
         }
-        let until = self.now_ns() + self.policy.probe_delay.as_nanos() as u64;
+        // Saturating: a host may ask for a delay past the u64 nanoseconds (never probed).
+        let delay = u64::try_from(self.policy.probe_delay.as_nanos()).unwrap_or(u64::MAX);
+        let until = self.now_ns().saturating_add(delay);
         if self.out_until[device]
             .compare_exchange(0, until, Relaxed, Relaxed)
             .is_err()

@@ -194,3 +194,19 @@ pub(crate) unsafe fn c_str<'a>(p: *const std::ffi::c_char, arg: &str) -> FfiResu
     }
     Ok(std::ffi::CStr::from_ptr(p).to_bytes())
 }
+
+/// A NUL-terminated path, or `None` for NULL. Paths must be UTF-8 (they are printed in
+/// messages and logs as given); anything else is an error naming `arg`.
+///
+/// # Safety
+/// A non-NULL `p` must point at a NUL-terminated string.
+pub(crate) unsafe fn c_path(
+    p: *const std::ffi::c_char,
+    arg: &str,
+) -> FfiResult<Option<std::path::PathBuf>> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    let s = std::str::from_utf8(c_str(p, arg)?).map_err(|_| Failure::arg(arg, "is not UTF-8"))?;
+    Ok(Some(std::path::PathBuf::from(s)))
+}

@@ -2,11 +2,11 @@
 
 use std::time::Duration;
 
-use super::args::{handle, out, read_sized, write_sized, write_sized_struct};
+use super::args::{c_path, handle, out, read_sized, write_sized, write_sized_struct};
 use super::boundary::{boundary, Failure};
 use super::stats_layout::cuzk_stats;
 use super::status::cuzk_status;
-use crate::engine::{AdmissionPolicy, Device, Engine, EngineConfig, TrimPolicy};
+use crate::engine::{AdmissionPolicy, Device, Engine, EngineConfig, FaultPolicy, TrimPolicy};
 use crate::groth16::BackendKind;
 use crate::stats::HistogramSnapshot;
 
@@ -24,6 +24,19 @@ pub struct cuzk_engine {
 pub const CUZK_CONFIG_ADMISSION_FAIL_FAST: u32 = 1;
 /// `cuzk_config.flags`: never call `malloc_trim(0)`.
 pub const CUZK_CONFIG_TRIM_DISABLED: u32 = 2;
+/// `cuzk_config.flags`: partitions whose circuit has a recorded R1CS (the Filecoin kinds)
+/// reach the devices as a witness only, and the start phase computes a, b and c from the
+/// recording (a GPU on the device, so they never exist on the host). With neither this flag
+/// nor `CUZK_CONFIG_DEFER_EVALUATIONS_OFF`: on when any device is a GPU. Setting both is an
+/// invalid argument.
+pub const CUZK_CONFIG_DEFER_EVALUATIONS_ON: u32 = 4;
+/// `cuzk_config.flags`: the synthesis stage computes a, b and c on the host for every
+/// partition (see `CUZK_CONFIG_DEFER_EVALUATIONS_ON`).
+pub const CUZK_CONFIG_DEFER_EVALUATIONS_OFF: u32 = 8;
+/// `cuzk_config.flags`: a device stays in rotation however many faults it has in a row
+/// (its partitions are still retried elsewhere). Not with a non-zero
+/// `fault_out_of_rotation_after`.
+pub const CUZK_CONFIG_NEVER_OUT_OF_ROTATION: u32 = 16;
 
 /// A timeout meaning "wait as long as it takes" (`admission_timeout_ms`, `timeout_ms`).
 pub const CUZK_WAIT_FOREVER: u64 = u64::MAX;
@@ -32,7 +45,7 @@ pub const CUZK_WAIT_FOREVER: u64 = u64::MAX;
 /// NULL pointer) gives the default engine.
 #[allow(non_camel_case_types)]
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct cuzk_config {
     /// `sizeof(cuzk_config)` as the host was compiled with (0: all defaults). Lets the
     /// struct grow without breaking hosts built against an older header.
@@ -64,9 +77,51 @@ pub struct cuzk_config {
     /// Most synthesized PoRep/SnapDeals partitions waiting for a device (0: one per device
     /// worker). Each holds a whole synthesized circuit in host memory.
     pub max_ready: u32,
+    /// Start phases a partition gets in all, its first included, when devices fail it (a
+    /// GPU error, a backend panic, a proof that fails its verification); then its job fails
+    /// naming every attempt (0: 3; 1: no retries).
+    pub fault_max_attempts: u32,
+    /// Device faults in a row that take a device out of rotation for
+    /// `fault_probe_delay_ms` (0: 3; `CUZK_CONFIG_NEVER_OUT_OF_ROTATION`: never).
+    pub fault_out_of_rotation_after: u32,
+    /// How long a device out of rotation rests before its next start phase probes it, in
+    /// milliseconds (0: 30000; `CUZK_WAIT_FOREVER`: it is never probed).
+    pub fault_probe_delay_ms: u64,
+    /// A folder where recorded R1CS matrices are saved and loaded between engines
+    /// (`<shape key>.cuzk-r1cs`), a NUL-terminated UTF-8 path, or NULL to keep recordings
+    /// in memory only. Read only during `cuzk_engine_new`. The folder must exist; one that
+    /// cannot be written fails no proof (each engine records again, and logs a warning).
+    pub recordings_dir: *const std::ffi::c_char,
 }
 
-const KNOWN_CONFIG_FLAGS: u32 = CUZK_CONFIG_ADMISSION_FAIL_FAST | CUZK_CONFIG_TRIM_DISABLED;
+impl Default for cuzk_config {
+    /// All zero: every field at its default.
+    fn default() -> Self {
+        cuzk_config {
+            size: 0,
+            cpu_devices: 0,
+            workers_per_device: 0,
+            finalizers: 0,
+            flags: 0,
+            memory_budget_bytes: 0,
+            admission_timeout_ms: 0,
+            trim_interval_ms: 0,
+            trim_min_freed_bytes: 0,
+            synthesis_threads: 0,
+            max_ready: 0,
+            fault_max_attempts: 0,
+            fault_out_of_rotation_after: 0,
+            fault_probe_delay_ms: 0,
+            recordings_dir: std::ptr::null(),
+        }
+    }
+}
+
+const KNOWN_CONFIG_FLAGS: u32 = CUZK_CONFIG_ADMISSION_FAIL_FAST
+    | CUZK_CONFIG_TRIM_DISABLED
+    | CUZK_CONFIG_DEFER_EVALUATIONS_ON
+    | CUZK_CONFIG_DEFER_EVALUATIONS_OFF
+    | CUZK_CONFIG_NEVER_OUT_OF_ROTATION;
 
 /// A duration in milliseconds; `CUZK_WAIT_FOREVER` and anything too large to represent
 /// waits without a deadline (the engine treats an unrepresentable deadline so).
@@ -74,11 +129,43 @@ pub(crate) fn millis(ms: u64) -> Duration {
     Duration::from_millis(ms)
 }
 
-fn engine_config(c: &cuzk_config) -> Result<EngineConfig, Failure> {
+/// The engine configuration `c` asks for.
+///
+/// # Safety
+/// `c.recordings_dir` NULL or a NUL-terminated string.
+unsafe fn engine_config(c: &cuzk_config) -> Result<EngineConfig, Failure> {
     if c.flags & !KNOWN_CONFIG_FLAGS != 0 {
         return Err(Failure::arg(
             "config",
             format!("has unknown flags {:#x}", c.flags & !KNOWN_CONFIG_FLAGS),
+        ));
+    }
+    let defer_on = c.flags & CUZK_CONFIG_DEFER_EVALUATIONS_ON != 0;
+    let defer_off = c.flags & CUZK_CONFIG_DEFER_EVALUATIONS_OFF != 0;
+    if defer_on && defer_off {
+        return Err(Failure::arg(
+            "config.flags",
+            "sets both CUZK_CONFIG_DEFER_EVALUATIONS_ON and CUZK_CONFIG_DEFER_EVALUATIONS_OFF",
+        ));
+    }
+    let never_out = c.flags & CUZK_CONFIG_NEVER_OUT_OF_ROTATION != 0;
+    if never_out && c.fault_out_of_rotation_after != 0 {
+        return Err(Failure::arg(
+            "config.fault_out_of_rotation_after",
+            format!(
+                "is {} but config.flags sets CUZK_CONFIG_NEVER_OUT_OF_ROTATION",
+                c.fault_out_of_rotation_after
+            ),
+        ));
+    }
+    let recordings_dir = c_path(c.recordings_dir, "config.recordings_dir")?;
+    if recordings_dir
+        .as_ref()
+        .is_some_and(|d| d.as_os_str().is_empty())
+    {
+        return Err(Failure::arg(
+            "config.recordings_dir",
+            "is empty (NULL: recordings in memory only)",
         ));
     }
     let defaults = EngineConfig::default();
@@ -126,9 +213,30 @@ fn engine_config(c: &cuzk_config) -> Result<EngineConfig, Failure> {
         admission,
         synthesis_threads: c.synthesis_threads as usize,
         max_ready: c.max_ready as usize,
-        defer_evaluations: defaults.defer_evaluations,
-        recordings_dir: defaults.recordings_dir,
-        faults: defaults.faults,
+        defer_evaluations: if defer_on {
+            Some(true)
+        } else if defer_off {
+            Some(false)
+        } else {
+            defaults.defer_evaluations
+        },
+        recordings_dir,
+        faults: FaultPolicy {
+            max_attempts: match c.fault_max_attempts {
+                0 => defaults.faults.max_attempts,
+                n => n,
+            },
+            out_of_rotation_after: match c.fault_out_of_rotation_after {
+                // The engine's 0 is "never".
+                _ if never_out => 0,
+                0 => defaults.faults.out_of_rotation_after,
+                n => n,
+            },
+            probe_delay: match c.fault_probe_delay_ms {
+                0 => defaults.faults.probe_delay,
+                ms => millis(ms),
+            },
+        },
         hooks: Default::default(),
     })
 }
@@ -140,8 +248,8 @@ fn engine_config(c: &cuzk_config) -> Result<EngineConfig, Failure> {
 /// set to NULL.
 ///
 /// # Safety
-/// `config` NULL or a valid `cuzk_config` of at least `config->size` bytes; `engine` NULL
-/// or writable.
+/// `config` NULL or a valid `cuzk_config` of at least `config->size` bytes, its
+/// `recordings_dir` NULL or NUL-terminated; `engine` NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_engine_new(
     config: *const cuzk_config,
@@ -305,4 +413,124 @@ pub unsafe extern "C" fn cuzk_stats_prometheus(
         text.push(0);
         write_sized(&text, buf.cast(), len, needed, "buf")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> cuzk_config {
+        cuzk_config {
+            size: std::mem::size_of::<cuzk_config>(),
+            cpu_devices: 1,
+            ..Default::default()
+        }
+    }
+
+    fn parse(c: &cuzk_config) -> Result<EngineConfig, Failure> {
+        // SAFETY: the tests' recordings_dir is NULL or a CStr's.
+        unsafe { engine_config(c) }
+    }
+
+    #[track_caller]
+    fn refused(c: &cuzk_config, arg: &str, what: &str) {
+        let f = parse(c).err().expect("refused");
+        assert_eq!(f.status, cuzk_status::InvalidArgument, "{}", f.message);
+        assert!(f.message.contains(&format!("`{arg}`")), "{}", f.message);
+        assert!(f.message.contains(what), "{}", f.message);
+    }
+
+    #[test]
+    fn zero_fields_give_the_engines_defaults() {
+        let e = parse(&config()).unwrap();
+        let d = EngineConfig::default();
+        assert_eq!(e.faults, d.faults);
+        assert_eq!(e.faults, FaultPolicy::default());
+        assert_eq!(e.defer_evaluations, None);
+        assert_eq!(e.recordings_dir, None);
+    }
+
+    #[test]
+    fn fault_policy_deferral_and_recordings_dir_map_to_the_engine_config() {
+        let dir = c"/var/tmp/cuzk recordings";
+        let c = cuzk_config {
+            fault_max_attempts: 1,
+            fault_out_of_rotation_after: 7,
+            fault_probe_delay_ms: 250,
+            flags: CUZK_CONFIG_DEFER_EVALUATIONS_ON,
+            recordings_dir: dir.as_ptr(),
+            ..config()
+        };
+        let e = parse(&c).unwrap();
+        assert_eq!(
+            e.faults,
+            FaultPolicy {
+                max_attempts: 1,
+                out_of_rotation_after: 7,
+                probe_delay: Duration::from_millis(250),
+            }
+        );
+        assert_eq!(e.defer_evaluations, Some(true));
+        assert_eq!(
+            e.recordings_dir.as_deref(),
+            Some(std::path::Path::new("/var/tmp/cuzk recordings"))
+        );
+
+        let c = cuzk_config {
+            flags: CUZK_CONFIG_DEFER_EVALUATIONS_OFF | CUZK_CONFIG_NEVER_OUT_OF_ROTATION,
+            fault_probe_delay_ms: CUZK_WAIT_FOREVER,
+            ..config()
+        };
+        let e = parse(&c).unwrap();
+        assert_eq!(e.defer_evaluations, Some(false));
+        assert_eq!(e.faults.out_of_rotation_after, 0, "the engine's never");
+        assert_eq!(e.faults.max_attempts, FaultPolicy::default().max_attempts);
+        assert_eq!(e.faults.probe_delay, Duration::from_millis(u64::MAX));
+    }
+
+    #[test]
+    fn contradictory_or_malformed_fields_are_refused_by_name() {
+        refused(
+            &cuzk_config {
+                flags: CUZK_CONFIG_DEFER_EVALUATIONS_ON | CUZK_CONFIG_DEFER_EVALUATIONS_OFF,
+                ..config()
+            },
+            "config.flags",
+            "CUZK_CONFIG_DEFER_EVALUATIONS_OFF",
+        );
+        refused(
+            &cuzk_config {
+                flags: CUZK_CONFIG_NEVER_OUT_OF_ROTATION,
+                fault_out_of_rotation_after: 2,
+                ..config()
+            },
+            "config.fault_out_of_rotation_after",
+            "CUZK_CONFIG_NEVER_OUT_OF_ROTATION",
+        );
+        let latin1 = c"/tmp/r\xe9cordings";
+        refused(
+            &cuzk_config {
+                recordings_dir: latin1.as_ptr(),
+                ..config()
+            },
+            "config.recordings_dir",
+            "not UTF-8",
+        );
+        refused(
+            &cuzk_config {
+                recordings_dir: c"".as_ptr(),
+                ..config()
+            },
+            "config.recordings_dir",
+            "empty",
+        );
+        refused(
+            &cuzk_config {
+                flags: 1 << 31,
+                ..config()
+            },
+            "config",
+            "unknown flags 0x80000000",
+        );
+    }
 }

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use super::args::{bytes, handle, out, slice, write_sized_struct};
+use super::args::{bytes, c_path, handle, out, slice, write_sized_struct};
 use super::boundary::{boundary, Failure, FfiResult};
 use super::engine::cuzk_engine;
 use super::job::{cuzk_job, cuzk_prove_options, JobOptions};
@@ -303,15 +303,6 @@ fn params_for(circuit: u32, registered_proof: u64) -> FfiResult<filecoin::Params
     })
 }
 
-unsafe fn dir_arg(params_dir: *const std::ffi::c_char) -> FfiResult<Option<std::path::PathBuf>> {
-    if params_dir.is_null() {
-        return Ok(None);
-    }
-    let s = std::str::from_utf8(super::args::c_str(params_dir, "params_dir")?)
-        .map_err(|_| Failure::arg("params_dir", "is not UTF-8"))?;
-    Ok(Some(std::path::PathBuf::from(s)))
-}
-
 /// The params file a circuit needs (`v28-<circuit id>.params`, the name storage-proofs
 /// derives) in `params_dir` (NULL: the Filecoin parameter cache), NUL-terminated, into the
 /// host's buffer `buf` of `len` bytes. `*needed` is always set to the bytes the path takes,
@@ -332,7 +323,7 @@ pub unsafe extern "C" fn cuzk_params_path(
 ) -> crate::ffi::cuzk_status {
     boundary("cuzk_params_path", || {
         let p = params_for(circuit, registered_proof)?;
-        let path = p.params_path(dir_arg(params_dir)?.as_deref())?;
+        let path = p.params_path(c_path(params_dir, "params_dir")?.as_deref())?;
         let mut text = path.to_string_lossy().into_owned().into_bytes();
         text.push(0);
         super::args::write_sized(&text, buf.cast(), len, needed, "buf")
@@ -354,8 +345,8 @@ pub unsafe extern "C" fn cuzk_params_preload(
 ) -> crate::ffi::cuzk_status {
     boundary("cuzk_params_preload", || {
         let e = handle(engine, "engine")?;
-        let path =
-            params_for(circuit, registered_proof)?.params_path(dir_arg(params_dir)?.as_deref())?;
+        let path = params_for(circuit, registered_proof)?
+            .params_path(c_path(params_dir, "params_dir")?.as_deref())?;
         e.engine
             .preload_params(&path, crate::groth16::PointCheck::Unchecked)?;
         Ok(())
@@ -377,8 +368,8 @@ pub unsafe extern "C" fn cuzk_params_evict(
 ) -> crate::ffi::cuzk_status {
     boundary("cuzk_params_evict", || {
         let e = handle(engine, "engine")?;
-        let path =
-            params_for(circuit, registered_proof)?.params_path(dir_arg(params_dir)?.as_deref())?;
+        let path = params_for(circuit, registered_proof)?
+            .params_path(c_path(params_dir, "params_dir")?.as_deref())?;
         let did = e.engine.params().evict(&path);
         if let Some(out) = evicted.as_mut() {
             *out = did;

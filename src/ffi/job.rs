@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::args::{buffer, bytes, handle, out, read_sized, slice};
+use super::args::{buffer, bytes, c_path, handle, out, read_sized, slice};
 use super::boundary::{boundary, Failure, FfiResult};
 use super::engine::{cuzk_engine, millis};
 use super::srs::cuzk_srs;
@@ -169,14 +169,7 @@ impl JobOptions {
                 format!("has unknown flags {:#x}", o.flags & !KNOWN_PROVE_FLAGS),
             ));
         }
-        let params_dir = if o.params_dir.is_null() {
-            None
-        } else {
-            let s = std::ffi::CStr::from_ptr(o.params_dir)
-                .to_str()
-                .map_err(|_| Failure::arg("options.params_dir", "is not UTF-8"))?;
-            Some(std::path::PathBuf::from(s))
-        };
+        let params_dir = c_path(o.params_dir, "options.params_dir")?;
         Ok(JobOptions {
             priority: priority(o.priority)?,
             encoding: if o.flags & CUZK_PROVE_MONTGOMERY != 0 {

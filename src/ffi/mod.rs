@@ -34,8 +34,9 @@ pub use boundary::{boundary_for_tests, cuzk_last_error};
 pub use engine::{
     cuzk_backend, cuzk_config, cuzk_engine, cuzk_engine_free, cuzk_engine_new, cuzk_get_stats,
     cuzk_latency, cuzk_stats_prometheus, CUZK_CONFIG_ADMISSION_FAIL_FAST,
-    CUZK_CONFIG_TRIM_DISABLED, CUZK_JOB_KINDS, CUZK_MAX_DEVICES, CUZK_NO_GPU_ORDINAL,
-    CUZK_PRIORITY_CLASSES, CUZK_WAIT_FOREVER,
+    CUZK_CONFIG_DEFER_EVALUATIONS_OFF, CUZK_CONFIG_DEFER_EVALUATIONS_ON,
+    CUZK_CONFIG_NEVER_OUT_OF_ROTATION, CUZK_CONFIG_TRIM_DISABLED, CUZK_JOB_KINDS, CUZK_MAX_DEVICES,
+    CUZK_NO_GPU_ORDINAL, CUZK_PRIORITY_CLASSES, CUZK_WAIT_FOREVER,
 };
 pub use filecoin::{
     cuzk_bytes, cuzk_job_get_timings, cuzk_job_proof_bytes, cuzk_job_timings, cuzk_params_evict,

@@ -3,7 +3,9 @@
 //! circuit, same process, same cores.
 //!
 //! `cargo bench --bench synth -- [NAME ...]` (default: all of porep-2KiB snap-2KiB
-//! winning-post-2KiB window-post-2KiB sample-bits-2^18). bellperson 0.27 keeps its
+//! winning-post-2KiB window-post-2KiB sample-bits-2^18). `-- --profile[=DEPTH] [NAME ...]`
+//! prints instead where each circuit's witness time goes, by namespace (DEPTH levels,
+//! default 3), after checking the profiled run's values equal the plain run's. bellperson 0.27 keeps its
 //! synthesizer (`ProvingAssignment`) private, so the "bellperson" column is
 //! `cuzk::groth16::synthesize`, which evaluates every linear combination per proof exactly
 //! as bellperson's does (the oracle tests compare their proofs' bytes). Each line is the
@@ -125,8 +127,19 @@ fn main() {
          cuzk: witness + CPU mat-vec from the recorded R1CS)",
         rayon::current_num_threads()
     );
+    let profile = std::env::args().find_map(|a| match a.as_str() {
+        "--profile" => Some(3),
+        a => a.strip_prefix("--profile=").and_then(|d| d.parse().ok()),
+    });
     for b in benches() {
         if !wanted.is_empty() && !wanted.iter().any(|w| w == b.name) {
+            continue;
+        }
+        if let Some(depth) = profile {
+            let plain = (b.make)().witness().expect("witness");
+            let (values, prof) = (b.make)().witness_profile(depth).expect("profiled witness");
+            assert!(values == plain, "{}: the profiled witness differs", b.name);
+            println!("witness profile {} (depth {depth}):\n{prof}", b.name);
             continue;
         }
         let t = Instant::now();

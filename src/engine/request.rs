@@ -11,7 +11,7 @@ use super::queue::Priority;
 use super::{AdmissionPolicy, RandomnessChoice};
 use crate::error::Result;
 use crate::groth16::{synthesize, Assignment, CircuitShape, Evaluations, Srs, Witness};
-use crate::r1cs::{self, R1csCache, RecordedCircuit, ShapeKey, WitnessValues};
+use crate::r1cs::{self, R1csCache, RecordedCircuit, ShapeKey, WitnessProfile, WitnessValues};
 
 /// What a job proves. It decides the job's default priority class and the label its
 /// figures carry in the stats; a new Filecoin proof kind is one arm here.
@@ -81,6 +81,7 @@ trait BuildCircuit: Send {
     ) -> Result<Assignment>;
     fn record(self: Box<Self>) -> Result<(RecordedCircuit, WitnessValues)>;
     fn witness(self: Box<Self>) -> Result<WitnessValues>;
+    fn witness_profile(self: Box<Self>, depth: usize) -> Result<(WitnessValues, WitnessProfile)>;
     fn witness_recorded(
         self: Box<Self>,
         cache: &R1csCache,
@@ -122,6 +123,10 @@ where
 
     fn witness(self: Box<Self>) -> Result<WitnessValues> {
         r1cs::witness((self.0)()?)
+    }
+
+    fn witness_profile(self: Box<Self>, depth: usize) -> Result<(WitnessValues, WitnessProfile)> {
+        r1cs::witness_profile((self.0)()?, depth)
     }
 
     fn witness_recorded(
@@ -259,6 +264,12 @@ impl PartitionCircuit {
     /// Builds the circuit and computes its witness only ([`r1cs::witness`]).
     pub fn witness(self) -> Result<WitnessValues> {
         self.build.witness()
+    }
+
+    /// As [`PartitionCircuit::witness`], with where its time went, by namespace up to
+    /// `depth` levels ([`r1cs::witness_profile`]).
+    pub fn witness_profile(self, depth: usize) -> Result<(WitnessValues, WitnessProfile)> {
+        self.build.witness_profile(depth)
     }
 
     /// Builds the circuit and proves it with bellperson's `create_proof` (the oracle tests'

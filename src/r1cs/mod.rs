@@ -19,12 +19,14 @@ mod deferred;
 pub mod file;
 mod matrix;
 mod matvec;
+mod profile;
 mod record;
 mod recorded;
 mod witness;
 
 pub use cache::{R1csCache, ShapeKey};
 pub use matrix::{Code, Coefficients, SparseMatrix, FIRST_TABLE_CODE, MINUS_ONE, PLUS_ONE};
+pub use profile::{ProfileEntry, WitnessProfile};
 pub use record::record;
 pub use recorded::{CoefficientStats, RecordedCircuit, INPUT_COLUMN};
-pub use witness::{witness, WitnessCs, WitnessValues};
+pub use witness::{witness, witness_profile, WitnessCs, WitnessValues};

@@ -2,12 +2,15 @@
 //! `alloc_input` are given and does nothing for `enforce` (its linear combinations are never
 //! built).
 
+use std::time::Instant;
+
 use bellpepper_core::{
     Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
 };
 use blstrs::Scalar;
 use ff::Field;
 
+use super::profile::{Profiler, WitnessProfile};
 use crate::error::Result;
 
 /// A circuit's variable assignment, as a witness run (or the recording run) leaves it.
@@ -27,11 +30,33 @@ pub fn witness<C: Circuit<Scalar>>(circuit: C) -> Result<WitnessValues> {
     Ok(cs.values)
 }
 
+/// As [`witness`], timing each namespace path up to `depth` levels ([`WitnessProfile`]).
+/// The values are the same; the run is slower by the names it builds.
+pub fn witness_profile<C: Circuit<Scalar>>(
+    circuit: C,
+    depth: usize,
+) -> Result<(WitnessValues, WitnessProfile)> {
+    let t = Instant::now();
+    let mut cs = WitnessCs::new();
+    cs.profiler = Some(Profiler::new(depth));
+    cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+    circuit.synthesize(&mut cs)?;
+    let aux = cs.values.aux.len();
+    let profile = cs
+        .profiler
+        .take()
+        .expect("set above")
+        .finish(t.elapsed(), aux);
+    Ok((cs.values, profile))
+}
+
 /// The witness-only constraint system. It is a bellpepper witness generator, so gadgets
 /// with a witness fast path (neptune's `poseidon_hash_allocated` and sponge) take it, and
 /// extensible, so circuits that synthesize parts in parallel (storage-proofs' PoSt) do.
 pub struct WitnessCs {
     values: WitnessValues,
+    /// Only when profiling: without it namespaces cost nothing (their names are not built).
+    profiler: Option<Profiler>,
 }
 
 impl ConstraintSystem<Scalar> for WitnessCs {
@@ -42,6 +67,7 @@ impl ConstraintSystem<Scalar> for WitnessCs {
     fn new() -> Self {
         WitnessCs {
             values: WitnessValues::default(),
+            profiler: None,
         }
     }
 
@@ -81,14 +107,21 @@ impl ConstraintSystem<Scalar> for WitnessCs {
         // allocates without enforcing, so a count would not be the recorded one anyway.
     }
 
-    fn push_namespace<NR, N>(&mut self, _: N)
+    fn push_namespace<NR, N>(&mut self, name: N)
     where
         NR: Into<String>,
         N: FnOnce() -> NR,
     {
+        if let Some(p) = &mut self.profiler {
+            p.push(name().into(), self.values.aux.len());
+        }
     }
 
-    fn pop_namespace(&mut self) {}
+    fn pop_namespace(&mut self) {
+        if let Some(p) = &mut self.profiler {
+            p.pop(self.values.aux.len());
+        }
+    }
 
     fn get_root(&mut self) -> &mut Self::Root {
         self

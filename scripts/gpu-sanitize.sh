@@ -4,6 +4,7 @@
 #
 #   scripts/gpu-sanitize.sh [TOOL...]    TOOL: memcheck racecheck initcheck synccheck
 #                                        (default: memcheck racecheck)
+#   CUZK_SANITIZE_TESTS="gpu_ntt gpu_memory" scripts/gpu-sanitize.sh racecheck
 #
 # memcheck runs with --leak-check full: a test that frees its contexts (gpu_memory's
 # give-back test drops every engine and context it made) must leave nothing allocated. The
@@ -24,7 +25,8 @@ tools=("$@")
 [ ${#tools[@]} -gt 0 ] || tools=(memcheck racecheck)
 limit="${CUZK_SANITIZE_LIMIT:-240}"
 skip=(--skip 2_pow_20 --skip gather_large --skip gpu_msm_sizes_random --skip every_shape)
-tests=(gpu_memory gpu_ntt gpu_msm_g2 gpu_msm gpu_density gpu_r1cs gpu_prove)
+# CUZK_SANITIZE_TESTS (space-separated) picks binaries, e.g. to fit one device call.
+read -r -a tests <<<"${CUZK_SANITIZE_TESTS:-gpu_memory gpu_ntt gpu_msm_g2 gpu_msm gpu_density gpu_r1cs gpu_prove}"
 failed=0
 for tool in "${tools[@]}"; do
     extra=()

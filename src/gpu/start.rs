@@ -454,11 +454,11 @@ fn host_h(
     }
     match kept {
         // The quotient's coefficients go from the transforms into the H MSM on the device;
-        // the evaluations are only read (a second attempt can start from them).
+        // the evaluations are only read, and kept until the start phase ends, so that a
+        // second attempt can start from them (their budget share is held until then anyway).
         Some(kept) if n >= 2 => {
             let Evaluations { a, b, c } = &*evaluations;
             let (h, nt, m) = ctx.h_msm_g1_resident(a, b, c, &kept.h)?;
-            *evaluations = Evaluations::default();
             t.ntt = ms(nt.total_ms);
             t.ntt_upload = ms(nt.upload_ms);
             t.host_to_device += t.ntt_upload + ms(m.upload_ms);

@@ -87,10 +87,13 @@ while [ $# -gt 0 ]; do
             "$bin/engine_bench" --gpu 1 --seconds 20 --constraints "$c" --partitions 2 \
                 --backlog 6 --finalizers 4 2>&1 | tee "$out/engine-$c.log"
             kill "$smi"
-            # The bench's first seconds (params upload, warm-up) are in both figures; the
-            # sampled mean is over the whole run, as the bench's life-long fractions are.
-            awk -F', ' '{s += $2; n++} END {if (n) printf "nvidia-smi utilization.gpu mean %.1f%% over %d samples (100 ms)\n", s / n, n}' \
+            # The whole process's mean includes the bench's set-up (SRS generation on the CPU,
+            # seconds to minutes with the GPU idle); the last 20 s of samples are the backlog,
+            # which is what the bench's "of the last 10.0 s" figures cover too.
+            awk -F', ' '{s += $2; n++} END {if (n) printf "nvidia-smi utilization.gpu mean %.1f%% over %d samples (100 ms, whole process)\n", s / n, n}' \
                 "$out/smi-$c.csv" | tee -a "$out/engine-$c.log"
+            tail -n 200 "$out/smi-$c.csv" | awk -F', ' '{s += $2; n++} END {if (n) printf "nvidia-smi utilization.gpu mean %.1f%% over the last %d samples (the backlog)\n", s / n, n}' |
+                tee -a "$out/engine-$c.log"
         done
         ;;
     soak)

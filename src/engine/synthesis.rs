@@ -195,7 +195,7 @@ fn synthesize_one(shared: &Shared, key: QueueKey, work: SynthWork) {
         }
     };
     if let Some(key) = circuit_key.as_ref() {
-        charge_recording(shared, key, &mut reservation, eval);
+        charge_recording(shared, key, &mut reservation, eval, eval + rest);
     }
     // A deferred partition's a, b and c are made off the host: its share for them goes.
     let eval = if shared.witness_only && deferred.is_some() {
@@ -244,7 +244,15 @@ fn synthesize_one(shared: &Shared, key: QueueKey, work: SynthWork) {
 /// Charges a recorded shape's matrices to the budget once, for the engine's life: out of
 /// the recording partition's own share for a, b and c (up to `eval` bytes of it; a recording
 /// is smaller than the evaluations it replaces), the rest, if any, when the budget has it.
-fn charge_recording(shared: &Shared, key: &ShapeKey, reservation: &mut Reservation, eval: u64) {
+/// Not charged when what would be left of the budget could not hold one `partition` more:
+/// a charge must never leave a shape's partitions waiting for room that cannot come.
+fn charge_recording(
+    shared: &Shared,
+    key: &ShapeKey,
+    reservation: &mut Reservation,
+    eval: u64,
+    partition: u64,
+) {
     let Some(recorded) = shared.r1cs.get(key) else {
         return;
     };
@@ -253,6 +261,12 @@ fn charge_recording(shared: &Shared, key: &ShapeKey, reservation: &mut Reservati
         return;
     }
     let bytes = recorded.bytes() as u64;
+    let charged: u64 = charges.values().map(Reservation::bytes).sum();
+    if charged + bytes + partition > shared.budget.limit() {
+        tracing::warn!(target: "cuzk::synthesis", shape = key.as_str(), bytes,
+            "recorded circuit not charged to the memory budget: it would leave no room for its partitions");
+        return;
+    }
     let mut charge = reservation.split(bytes.min(eval));
     if charge.bytes() < bytes {
         // Not waited for: the synthesis thread holds a partition's share, and the rest of

@@ -68,9 +68,12 @@ impl ResidentR1cs {
 }
 
 struct DeviceState {
-    ctx: GpuContext,
+    // Fields drop in this order: the resident buffers before the context they live in (the
+    // context's drop may release the last hold on the device's primary context, after which
+    // their frees would fail; compute-sanitizer's leak check reported them).
     resident: ResidentCache,
     r1cs: ResidentR1cs,
+    ctx: GpuContext,
 }
 
 /// The start phase on one CUDA device.

@@ -371,19 +371,7 @@ pub(crate) fn on_fault(
             job_seq: work.job.seq,
             partition: work.index,
         };
-        if let Err(items) = shared.queue.push_all(vec![(key, work)]) {
-            // Only while the engine is being dropped.
-            for (_, w) in &items {
-                w.job.end(
-                    shared,
-                    Error::new(
-                        ErrorKind::ShuttingDown,
-                        "the engine shut down before this job was proved",
-                    ),
-                );
-            }
-            shared.drop_work(items.into_iter().map(|(_, w)| w));
-        }
+        shared.push_partition(key, work);
         return;
     }
     let mut e = exhausted(&work.faults);

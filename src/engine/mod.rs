@@ -224,6 +224,23 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// Queues a partition for the devices; once the queue is closed (only while the engine
+    /// is being dropped) its job ends instead and the partition is dropped.
+    pub(crate) fn push_partition(&self, key: QueueKey, work: Work) {
+        if let Err(items) = self.queue.push_all(vec![(key, work)]) {
+            for (_, w) in &items {
+                w.job.end(
+                    self,
+                    Error::new(
+                        ErrorKind::ShuttingDown,
+                        "the engine shut down before this job was proved",
+                    ),
+                );
+            }
+            self.drop_work(items.into_iter().map(|(_, w)| w));
+        }
+    }
+
     /// Drops partitions that will not be proved, counting them and reporting their memory.
     pub(crate) fn drop_work(&self, work: impl IntoIterator<Item = Work>) {
         for w in work {

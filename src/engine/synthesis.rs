@@ -226,19 +226,7 @@ fn synthesize_one(shared: &Shared, key: QueueKey, work: SynthWork) {
         ready_slot: Some(slot),
         faults: Vec::new(),
     };
-    if let Err(items) = shared.queue.push_all(vec![(key, work)]) {
-        // Only while the engine is being dropped.
-        for (_, w) in &items {
-            w.job.end(
-                shared,
-                Error::new(
-                    ErrorKind::ShuttingDown,
-                    "the engine shut down before this job was proved",
-                ),
-            );
-        }
-        shared.drop_work(items.into_iter().map(|(_, w)| w));
-    }
+    shared.push_partition(key, work);
 }
 
 /// Charges a recorded shape's matrices to the budget once, for the engine's life: out of

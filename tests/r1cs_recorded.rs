@@ -2,7 +2,9 @@
 //! inputs, aux and the density bitmaps, for the sample circuits and every 2KiB Filecoin
 //! circuit (PoRep C2, SnapDeals, WinningPoSt, WindowPoSt). The recording comes from one
 //! circuit of a shape and is used for another (other sector, other randomness), through the
-//! cache the engine uses. A witness of another shape is rejected.
+//! cache the engine uses. A witness of another shape is rejected. Every Filecoin circuit's
+//! witness run (with its fast paths: the PoRep's native SHA-256) equals, value for value,
+//! the run in which every gadget computes its own values.
 
 mod filecoin_common;
 
@@ -16,7 +18,7 @@ use cuzk::filecoin::{
 use cuzk::fixtures::sector;
 use cuzk::fixtures::SampleCircuit;
 use cuzk::groth16::{synthesize, Assignment};
-use cuzk::r1cs::{record, witness, R1csCache, ShapeKey};
+use cuzk::r1cs::{record, witness, R1csCache, ShapeKey, WitnessValues};
 use cuzk::ErrorKind;
 use filecoin_common::*;
 
@@ -164,6 +166,39 @@ fn check_filecoin(
         assert_same(&format!("{what} partition {k}"), &got, &want);
     }
     assert_eq!(cache.recordings(), 1, "{what}: recorded once");
+    // The witness run's fast paths (the PoRep's native SHA-256) give every gadget's value.
+    let fast = check().partitions;
+    let gadgets = check().partitions;
+    for (k, (fast, gadgets)) in fast.into_iter().zip(gadgets).enumerate() {
+        let t = std::time::Instant::now();
+        let got = fast.witness().unwrap();
+        let t_fast = t.elapsed();
+        let t = std::time::Instant::now();
+        let want = gadgets.witness_through_gadgets().unwrap();
+        eprintln!(
+            "{what} partition {k}: witness {:.3} s, through the gadgets {:.3} s",
+            t_fast.as_secs_f64(),
+            t.elapsed().as_secs_f64()
+        );
+        assert_same_values(&format!("{what} partition {k}"), &got, &want);
+    }
+}
+
+/// Value for value, naming the first difference.
+fn assert_same_values(what: &str, got: &WitnessValues, want: &WitnessValues) {
+    for (name, x, y) in [
+        ("input", &got.input, &want.input),
+        ("aux", &got.aux, &want.aux),
+    ] {
+        if let Some(i) = (0..x.len().min(y.len())).find(|&i| x[i] != y[i]) {
+            panic!(
+                "{what}: {name}[{i}] differs (of {} and {})",
+                x.len(),
+                y.len()
+            );
+        }
+        assert_eq!(x.len(), y.len(), "{what}: {name} count");
+    }
 }
 
 #[test]

@@ -81,6 +81,7 @@ trait BuildCircuit: Send {
     ) -> Result<Assignment>;
     fn record(self: Box<Self>) -> Result<(RecordedCircuit, WitnessValues)>;
     fn witness(self: Box<Self>) -> Result<WitnessValues>;
+    fn witness_through_gadgets(self: Box<Self>) -> Result<WitnessValues>;
     fn witness_profile(self: Box<Self>, depth: usize) -> Result<(WitnessValues, WitnessProfile)>;
     fn witness_recorded(
         self: Box<Self>,
@@ -123,6 +124,10 @@ where
 
     fn witness(self: Box<Self>) -> Result<WitnessValues> {
         r1cs::witness((self.0)()?)
+    }
+
+    fn witness_through_gadgets(self: Box<Self>) -> Result<WitnessValues> {
+        r1cs::witness_through_gadgets((self.0)()?)
     }
 
     fn witness_profile(self: Box<Self>, depth: usize) -> Result<(WitnessValues, WitnessProfile)> {
@@ -264,6 +269,12 @@ impl PartitionCircuit {
     /// Builds the circuit and computes its witness only ([`r1cs::witness`]).
     pub fn witness(self) -> Result<WitnessValues> {
         self.build.witness()
+    }
+
+    /// As [`PartitionCircuit::witness`], every value computed by the circuit's own gadgets
+    /// ([`r1cs::witness_through_gadgets`]): what a fast witness path is checked against.
+    pub fn witness_through_gadgets(self) -> Result<WitnessValues> {
+        self.build.witness_through_gadgets()
     }
 
     /// As [`PartitionCircuit::witness`], with where its time went, by namespace up to

@@ -17,6 +17,7 @@
 
 mod circuit;
 mod porep;
+mod porep_witness;
 mod post;
 mod registered;
 mod snap;

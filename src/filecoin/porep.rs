@@ -16,6 +16,7 @@ use filecoin_proofs_api::seal::{SealCommitPhase1Output, VanillaSealProof};
 use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_porep::stacked::{self, generate_replica_id, StackedCompound, StackedDrg};
 
+use super::porep_witness::PorepPartition;
 use super::{fil_error, submit, CircuitSet, ParamsFor, ProofOptions};
 use crate::engine::{Engine, Job, JobKind, PartitionCircuit};
 use crate::error::{Error, ErrorKind, Result};
@@ -184,7 +185,7 @@ fn partitions_of<Tree: 'static + MerkleTreeTrait>(
         .map(|(k, proofs)| {
             let ctx = ctx.clone();
             PartitionCircuit::build(move || {
-                <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
+                let circuit = <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
                     StackedDrg<'_, Tree, DefaultPieceHasher>,
                     _,
                 >>::circuit(
@@ -194,7 +195,9 @@ fn partitions_of<Tree: 'static + MerkleTreeTrait>(
                     &ctx.public_params.vanilla_params,
                     Some(k),
                 )
-                .map_err(|e| fil_error(ErrorKind::InvalidInput, "PoRep circuit", e))
+                .map_err(|e| fil_error(ErrorKind::InvalidInput, "PoRep circuit", e))?;
+                // The same circuit, whose witness run skips the SHA-256 gadgets.
+                PorepPartition::new(circuit, &ctx.public_inputs, &proofs)
             })
         })
         .collect())

@@ -22,6 +22,7 @@ mod matvec;
 mod profile;
 mod record;
 mod recorded;
+pub mod sha256;
 mod witness;
 
 pub use cache::{R1csCache, ShapeKey};
@@ -29,4 +30,4 @@ pub use matrix::{Code, Coefficients, SparseMatrix, FIRST_TABLE_CODE, MINUS_ONE, 
 pub use profile::{ProfileEntry, WitnessProfile};
 pub use record::record;
 pub use recorded::{CoefficientStats, RecordedCircuit, INPUT_COLUMN};
-pub use witness::{witness, witness_profile, WitnessCs, WitnessValues};
+pub use witness::{witness, witness_profile, witness_through_gadgets, WitnessCs, WitnessValues};

@@ -33,10 +33,11 @@ export CUZK_CUDA_ARCHS="${CUZK_CUDA_ARCHS:-90}"
 export CUZK_REQUIRE_CUDA=1
 export CARGO_TARGET_DIR="$repo/target/device"
 
-tests=(gpu_msm gpu_msm_g2 gpu_ntt gpu_density gpu_r1cs gpu_prove gpu_memory filecoin_post filecoin_porep)
+tests=(gpu_msm gpu_msm_g2 gpu_ntt gpu_density gpu_r1cs gpu_prove gpu_memory gpu_processes filecoin_post filecoin_porep)
 args=()
 for t in "${tests[@]}"; do args+=(--test "$t"); done
-cargo test --release --locked --features cuda --no-run "${args[@]}" 2>&1 | tee /tmp/build-device.log
+# The synthesis bench (CPU only) rides along: on the GPU machine it has 16 cores.
+cargo test --release --locked --features cuda --no-run "${args[@]}" --bench synth 2>&1 | tee /tmp/build-device.log
 cargo build --release --locked --features cuda,test-fixtures \
     --bin gpu_bench --bin engine_bench --bin filecoin_bench --bin cuzk_fixtures --bin soak
 
@@ -44,7 +45,7 @@ out="$repo/.devbin"
 stage="$(mktemp -d)"
 cleanup="rm -rf '$stage'; ${cleanup:-:}"
 trap 'eval "$cleanup"' EXIT
-for t in "${tests[@]}"; do
+for t in "${tests[@]}" synth; do
     # cargo names test binaries <name>-<hash>; the newest one is this build's.
     exe="$(ls -t "$CARGO_TARGET_DIR"/release/deps/"$t"-* | grep -v '\.d$' | head -n 1)"
     strip -o "$stage/$t" "$exe"

@@ -10,6 +10,8 @@
 #   scripts/device-suite.sh engine     engine_bench's backlog with nvidia-smi sampling the GPU's
 #                                      utilization beside it (the device's own kernel time
 #                                      against what the driver reports)
+#   scripts/device-suite.sh synth      the synthesis bench (cuzk's witness against bellperson's
+#                                      synthesis, every 2KiB kind) on the machine's cores
 #   scripts/device-suite.sh soak [N]   the mixed-job soak (every kind, injected faults, cancels,
 #                                      bad inputs) of N jobs (default 1000) on every GPU
 #
@@ -60,9 +62,17 @@ while [ $# -gt 0 ]; do
     shift
     case "$part" in
     tests)
-        for t in gpu_msm gpu_msm_g2 gpu_ntt gpu_density gpu_r1cs gpu_prove gpu_memory; do run_test "$t"; done
+        for t in gpu_msm gpu_msm_g2 gpu_ntt gpu_density gpu_r1cs gpu_prove gpu_memory gpu_processes; do run_test "$t"; done
         params
         for t in filecoin_post filecoin_porep; do run_test "$t"; done
+        ;;
+    synth)
+        # cuzk's witness (+ CPU mat-vec) against bellperson's synthesis, every 2KiB kind, all
+        # cores; then where the PoRep witness time goes.
+        params
+        echo "== synth"
+        CUZK_TEST_PARAMS="$CUZK_TEST_PARAMS" "$bin/synth" 2>&1 | tee "$out/synth.log"
+        "$bin/synth" --profile=2 porep-2KiB 2>&1 | head -n 30 | tee "$out/synth-profile.log"
         ;;
     c2)
         params

@@ -10,7 +10,7 @@ import "time"
 
 // statsBytes is sizeof(cuzk_stats) as the figures table lays it out. These two lines stop
 // the build when the header and this file disagree (one regenerated without the other).
-const statsBytes = 2256
+const statsBytes = 2392
 
 var (
 	_ [C.sizeof_cuzk_stats - statsBytes]byte
@@ -90,6 +90,9 @@ type Stats struct {
 	PartitionsFailedAfterRetries uint64
 	// Devices out of rotation now (too many faults in a row; probed again after a delay).
 	DevicesOutOfRotation uint64
+	// Start phases run on the CPU fallback (partitions whose device attempts were used up,
+	// or proved while no device was in rotation).
+	CPUFallbacks uint64
 	// Devices holds one entry per device in use.
 	Devices []DeviceStats
 	// Kinds holds each proof kind's counts, indexed by JobKind.
@@ -120,6 +123,9 @@ type DeviceStats struct {
 	// Device faults on device i: start phases that failed with a device error or panicked,
 	// and results that failed their verification.
 	DeviceFaults uint64
+	// Hangs on device i: start phases that had not returned when `faults.start_deadline`
+	// passed (each is also one of its `faults`).
+	DeviceHangs uint64
 }
 
 // KindStats are one proof kind's counts.
@@ -238,6 +244,7 @@ func statsFromC(c *C.cuzk_stats) Stats {
 	s.PartitionRetries = uint64(c.partition_retries)
 	s.PartitionsFailedAfterRetries = uint64(c.partitions_failed_after_retries)
 	s.DevicesOutOfRotation = uint64(c.devices_out_of_rotation)
+	s.CPUFallbacks = uint64(c.cpu_fallbacks)
 	n := int(c.device_count)
 	if n > MaxDevices {
 		n = MaxDevices
@@ -254,6 +261,7 @@ func statsFromC(c *C.cuzk_stats) Stats {
 		d.GPUOrdinal = gpuOrdinal(c.device_backends[i].gpu_ordinal)
 		d.KernelActive = ns(c.device_kernel_active_ns[i])
 		d.DeviceFaults = uint64(c.device_faults[i])
+		d.DeviceHangs = uint64(c.device_hangs[i])
 	}
 	for i := range s.Kinds {
 		k := &s.Kinds[i]

@@ -50,6 +50,12 @@
 // `fault_out_of_rotation_after`.
 #define CUZK_CONFIG_NEVER_OUT_OF_ROTATION 16
 
+// `cuzk_config.flags`: a partition whose device attempts are used up (or whose devices are
+// all hung), and every partition while no device is in rotation, is proved on the host's
+// CPU backend instead of failing or waiting (slow on a large circuit: minutes per 32 GiB
+// PoRep partition, every core busy). Off by default.
+#define CUZK_CONFIG_CPU_FALLBACK 32
+
 // A timeout meaning "wait as long as it takes" (`admission_timeout_ms`, `timeout_ms`).
 #define CUZK_WAIT_FOREVER UINT64_MAX
 
@@ -278,6 +284,12 @@ typedef struct cuzk_config {
   // in memory only. Read only during `cuzk_engine_new`. The folder must exist; one that
   // cannot be written fails no proof (each engine records again, and logs a warning).
   const char *recordings_dir;
+  // How long a start phase may run before its device counts as hung, in milliseconds
+  // (0 or `CUZK_WAIT_FOREVER`: no deadline). A hung device's partition is retried on
+  // another device, and the device takes no work until its stuck call returns (it
+  // cannot be interrupted); its result is then discarded and the device is probed after
+  // `fault_probe_delay_ms`.
+  uint64_t fault_start_deadline_ms;
 } cuzk_config;
 
 // A latency distribution's summary (all times in nanoseconds). Quantiles are at most 1/8
@@ -448,6 +460,12 @@ typedef struct cuzk_stats {
   uint64_t partitions_failed_after_retries;
   // Devices out of rotation now (too many faults in a row; probed again after a delay).
   uint64_t devices_out_of_rotation;
+  // Hangs on device i: start phases that had not returned when `faults.start_deadline`
+  // passed (each is also one of its `faults`).
+  uint64_t device_hangs[CUZK_MAX_DEVICES];
+  // Start phases run on the CPU fallback (partitions whose device attempts were used up,
+  // or proved while no device was in rotation).
+  uint64_t cpu_fallbacks;
 } cuzk_stats;
 
 // How to run a job. Every field's zero means its default, so a zeroed struct (or a NULL

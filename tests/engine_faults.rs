@@ -1,8 +1,9 @@
 //! Device faults: a failed start phase or a result that fails verification is retried on
 //! another device (the same one when it is the only one), at most `max_attempts` times, then
 //! its job fails naming each attempt's error; input errors are not retried; a device that
-//! keeps failing leaves rotation and is probed again after the delay. Faults come from the
-//! engine's `FaultInjector` hook and the `FaultyStart` backend.
+//! keeps failing leaves rotation and is probed again after the delay. A start phase past its
+//! deadline hangs its device until it returns; the CPU fallback proves what the devices
+//! cannot. Faults come from the engine's `FaultInjector` hook and the `FaultyStart` backend.
 
 mod engine_common;
 
@@ -240,6 +241,7 @@ fn a_device_that_keeps_failing_leaves_rotation_and_comes_back_after_the_probe_de
         max_attempts: 3,
         out_of_rotation_after: 2,
         probe_delay,
+        ..FaultPolicy::default()
     };
     let engine = engine(Device::cpu(2), policy, &inj);
     inj.fail_starts(0, 2);
@@ -284,6 +286,7 @@ fn with_every_device_out_of_rotation_work_waits_for_the_probe() {
         max_attempts: 2,
         out_of_rotation_after: 1,
         probe_delay,
+        ..FaultPolicy::default()
     };
     let engine = engine(Device::cpu(1), policy, &inj);
     inj.fail_starts(0, 1);
@@ -302,6 +305,7 @@ fn with_every_device_out_of_rotation_work_waits_for_the_probe() {
         max_attempts: 1,
         out_of_rotation_after: 1,
         probe_delay: Duration::from_secs(60),
+        ..FaultPolicy::default()
     };
     let engine = self::engine(Device::cpu(1), policy, &inj);
     inj.fail_starts(0, 1);
@@ -351,4 +355,249 @@ fn without_room_for_a_copy_a_partition_is_not_retried() {
     assert!(e.message().contains("no room in the memory budget"), "{e}");
     let s = engine.shutdown();
     assert_eq!((s.partition_retries, s.memory_peak_bytes), (0, one));
+}
+
+/// A deadline no healthy start phase of the one-constraint circuit comes near (about a
+/// millisecond), even on a loaded machine; each hang below waits it out once.
+const DEADLINE: Duration = Duration::from_secs(4);
+
+fn hangs(s: &StatsSnapshot) -> Vec<u64> {
+    s.devices().iter().map(|d| d.hangs).collect()
+}
+
+#[test]
+fn a_hung_device_s_partition_is_proved_on_the_other_device() {
+    let f = fixture();
+    let inj = FaultInjector::new();
+    let policy = FaultPolicy {
+        start_deadline: Some(DEADLINE),
+        ..quick()
+    };
+    let engine = engine(Device::cpu(2), policy, &inj);
+    inj.hang_starts(0, 1);
+    let mut seed = 900;
+    // Each job must prove and verify, the one whose partition hung on device 0 included.
+    for _ in 0..200 {
+        if engine.stats().devices()[0].hangs >= 1 {
+            break;
+        }
+        prove_ok(&engine, &f, &mut seed, 4);
+    }
+    let s = engine.stats();
+    assert_eq!(hangs(&s), vec![1, 0], "device 0 ran too few start phases");
+    assert_eq!(faults(&s), vec![1, 0], "a hang is a device fault");
+    assert_eq!((s.partition_retries, s.jobs_failed), (1, 0));
+    assert_eq!(s.devices_out_of_rotation, 1);
+    // Hung: no more work for device 0, however long (well past its probe delay), while its
+    // stuck call keeps what it reads reserved.
+    let before = s.devices()[0].partitions;
+    for _ in 0..3 {
+        prove_ok(&engine, &f, &mut seed, 4);
+    }
+    let s = engine.stats();
+    assert_eq!(s.devices()[0].partitions, before);
+    assert_eq!(s.devices_out_of_rotation, 1);
+    assert!(eventually(|| engine.stats().memory_reserved_bytes > 0
+        && engine.stats().partitions_proved
+            == engine.stats().partitions_admitted));
+    assert!(
+        engine.stats().memory_reserved_bytes > 0,
+        "the stuck call's memory"
+    );
+
+    // The call returns: its result is discarded (nothing more is proved), its memory goes
+    // back, and after the probe delay device 0 proves again.
+    let proved = engine.stats().partitions_proved;
+    inj.release(0);
+    assert!(eventually(|| engine.stats().memory_reserved_bytes == 0));
+    assert_eq!(engine.stats().partitions_proved, proved);
+    for _ in 0..200 {
+        if engine.stats().devices()[0].partitions > before {
+            break;
+        }
+        prove_ok(&engine, &f, &mut seed, 4);
+    }
+    let s = engine.shutdown();
+    assert!(
+        s.devices()[0].partitions > before,
+        "device 0 never came back"
+    );
+    assert_eq!((hangs(&s), faults(&s)), (vec![1, 0], vec![1, 0]));
+    assert_eq!((s.jobs_failed, s.devices_out_of_rotation), (0, 0));
+    assert_eq!(s.partitions_proved, s.partitions_admitted);
+    assert_eq!(s.memory_reserved_bytes, 0);
+}
+
+#[test]
+fn the_only_device_hanging_fails_its_job_in_bounded_time() {
+    let f = fixture();
+    let inj = FaultInjector::new();
+    let policy = FaultPolicy {
+        start_deadline: Some(DEADLINE),
+        ..quick()
+    };
+    // Two workers: the second, waiting for the device with a partition, must let it go.
+    let starts = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = starts.clone();
+    let engine = Engine::new(EngineConfig {
+        faults: policy,
+        hooks: Hooks {
+            faults: Some(inj.clone()),
+            on_device_start: Some(Arc::new(move |_, _| {
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            })),
+            ..Hooks::default()
+        },
+        ..config(Device::cpu(1), 2)
+    })
+    .unwrap();
+    inj.hang_starts(0, 1);
+    let (parts, _) = partitions(1000, 1);
+    let hung = submit(&engine, &f, parts);
+    assert!(eventually(|| starts
+        .load(std::sync::atomic::Ordering::SeqCst)
+        == 1));
+    // Queued behind the hung start phase (one partition waits for the device, with the
+    // second worker): it fails rather than wait for the stuck call.
+    let (parts, _) = partitions(1010, 2);
+    let behind = submit(&engine, &f, parts);
+    let e = hung.finish(PATIENCE).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Gpu, "{e}");
+    for part in [
+        "partition 0: ",
+        "device cpu0",
+        "did not return within 4s",
+        "device hung",
+        "not retried (every device is hung)",
+    ] {
+        assert!(e.message().contains(part), "{part:?} not in {e}");
+    }
+    let e = behind.finish(PATIENCE).unwrap_err();
+    assert!(
+        e.message().contains("not started: every device is hung"),
+        "{e}"
+    );
+    assert!(e.message().contains("cpu0"), "{e}");
+    // And so does new work, at once.
+    let (parts, _) = partitions(1015, 1);
+    let e = submit(&engine, &f, parts).finish(PATIENCE).unwrap_err();
+    assert!(e.message().contains("every device is hung"), "{e}");
+    assert_eq!(starts.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let s = engine.stats();
+    assert_eq!((hangs(&s), faults(&s)), (vec![1], vec![1]));
+    assert_eq!((s.jobs_failed, s.partition_retries), (3, 0));
+
+    // Once the stuck call returns and the probe delay passes, the device proves again.
+    inj.release(0);
+    assert!(eventually(|| engine.stats().memory_reserved_bytes == 0));
+    let mut seed = 1020;
+    let mut proved = false;
+    for _ in 0..200 {
+        let (parts, publics) = partitions(seed, 1);
+        seed += 1;
+        if let Ok(p) = submit(&engine, &f, parts).finish(PATIENCE) {
+            assert!(verifies(&f, &p[0], &publics[0]));
+            proved = true;
+            break;
+        }
+    }
+    assert!(proved, "the device never came back");
+    let s = engine.shutdown();
+    assert_eq!(s.memory_reserved_bytes, 0);
+    assert_eq!(s.devices_out_of_rotation, 0);
+}
+
+#[test]
+fn a_partition_whose_device_attempts_are_used_up_is_proved_on_the_cpu_fallback() {
+    let f = fixture();
+    let inj = FaultInjector::new();
+    // Both "GPUs" fail every start phase and never leave rotation.
+    let policy = |cpu_fallback| FaultPolicy {
+        max_attempts: 2,
+        out_of_rotation_after: 0,
+        cpu_fallback,
+        ..quick()
+    };
+    inj.fail_starts(0, u32::MAX);
+    inj.fail_starts(1, u32::MAX);
+
+    // Without the fallback the job fails, each device's error named.
+    let engine = engine(Device::cpu(2), policy(false), &inj);
+    let (parts, _) = partitions(1100, 1);
+    let e = submit(&engine, &f, parts).finish(PATIENCE).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Gpu, "{e}");
+    for part in [
+        "failed on all 2 attempts",
+        "on device cpu0: injected fault",
+        "on device cpu1: injected fault",
+    ] {
+        assert!(e.message().contains(part), "{part:?} not in {e}");
+    }
+    assert_eq!(engine.shutdown().cpu_fallbacks, 0);
+
+    // With it, the CPU proves every partition, and the proofs verify.
+    let engine = self::engine(Device::cpu(2), policy(true), &inj);
+    let mut seed = 1110;
+    prove_ok(&engine, &f, &mut seed, 3);
+    let s = engine.shutdown();
+    assert_eq!(s.cpu_fallbacks, 3);
+    assert_eq!(
+        faults(&s).iter().sum::<u64>(),
+        6,
+        "two device attempts each"
+    );
+    assert_eq!((s.partition_retries, s.jobs_failed), (3, 0));
+    assert_eq!(s.partitions_proved, 3);
+    // Device start phases: the six that failed; the fallback is no device.
+    assert_eq!(started(&s), 6);
+    assert_eq!(s.memory_reserved_bytes, 0);
+}
+
+#[test]
+fn while_no_device_is_in_rotation_the_cpu_fallback_proves() {
+    let f = fixture();
+    let inj = FaultInjector::new();
+    // One fault sends the only device out for an hour: without the fallback its work would
+    // wait that long.
+    let policy = FaultPolicy {
+        out_of_rotation_after: 1,
+        probe_delay: Duration::from_secs(3600),
+        cpu_fallback: true,
+        ..FaultPolicy::default()
+    };
+    let engine = engine(Device::cpu(1), policy, &inj);
+    inj.fail_starts(0, 1);
+    let mut seed = 1200;
+    prove_ok(&engine, &f, &mut seed, 1);
+    prove_ok(&engine, &f, &mut seed, 2);
+    let s = engine.shutdown();
+    assert_eq!(s.cpu_fallbacks, 3);
+    assert_eq!((faults(&s), started(&s)), (vec![1], 1));
+    assert_eq!(s.partition_retries, 1);
+    assert_eq!(s.devices_out_of_rotation, 1);
+}
+
+#[test]
+fn a_partition_hung_on_the_only_device_is_proved_on_the_cpu_fallback() {
+    let f = fixture();
+    let inj = FaultInjector::new();
+    let policy = FaultPolicy {
+        start_deadline: Some(DEADLINE),
+        cpu_fallback: true,
+        ..quick()
+    };
+    let engine = engine(Device::cpu(1), policy, &inj);
+    inj.hang_starts(0, 1);
+    let mut seed = 1300;
+    prove_ok(&engine, &f, &mut seed, 2);
+    let s = engine.stats();
+    assert_eq!(hangs(&s), vec![1]);
+    assert_eq!(
+        s.cpu_fallbacks, 2,
+        "the hung partition and the one queued behind it"
+    );
+    inj.release(0);
+    assert!(eventually(|| engine.stats().memory_reserved_bytes == 0));
+    let s = engine.shutdown();
+    assert_eq!(s.jobs_failed, 0);
 }

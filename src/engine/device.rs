@@ -152,6 +152,18 @@ impl DeviceMutex {
     /// the workers that wait on this mutex, that decides whether the idle time until the next
     /// hold counts as a gap.
     pub fn lock<'a>(&'a self, backlog: impl Fn() -> bool + 'a) -> (DeviceGuard<'a>, Acquired) {
+        self.lock_if(backlog, || true)
+            .expect("a lock that is always wanted is always taken")
+    }
+
+    /// [`DeviceMutex::lock`], unless `wanted` says no when the caller's turn comes (its
+    /// device left rotation, or hung, while it waited): then the turn passes on and nothing
+    /// is recorded.
+    pub fn lock_if<'a>(
+        &'a self,
+        backlog: impl Fn() -> bool + 'a,
+        wanted: impl FnOnce() -> bool,
+    ) -> Option<(DeviceGuard<'a>, Acquired)> {
         let t0 = Instant::now();
         self.waiting.fetch_add(1, Relaxed);
         let ticket = self.next_ticket.fetch_add(1, Relaxed);
@@ -159,6 +171,13 @@ impl DeviceMutex {
             let mut serving = self.serving.lock().unwrap_or_else(|p| p.into_inner());
             while *serving != ticket {
                 serving = self.turn.wait(serving).unwrap_or_else(|p| p.into_inner());
+            }
+            if !wanted() {
+                *serving += 1;
+                self.waiting.fetch_sub(1, Relaxed);
+                drop(serving);
+                self.turn.notify_all();
+                return None;
             }
         }
         // Only the ticket holder gets here, so this never waits (it keeps the lock counting
@@ -178,7 +197,7 @@ impl DeviceMutex {
             None
         };
         self.stats.device(self.index).begin(acquired);
-        (
+        Some((
             DeviceGuard {
                 mutex: self,
                 acquired,
@@ -186,7 +205,7 @@ impl DeviceMutex {
                 backlog: Box::new(backlog),
             },
             Acquired { wait, gap },
-        )
+        ))
     }
 }
 

@@ -21,9 +21,17 @@
 //! Rotation: a device whose start phases fault [`FaultPolicy::out_of_rotation_after`] times
 //! in a row leaves rotation. Its workers stop popping work and, after
 //! [`FaultPolicy::probe_delay`], pop again: the next result is the probe (a success resets
-//! the count, a fault sends the device out again). Work waits while every device is out.
-//! The state is atomics read by the workers on their way to the queue; only a resting
-//! worker takes a lock (its own condvar's, shared with shutdown).
+//! the count, a fault sends the device out again). Work waits while every device is out,
+//! unless [`FaultPolicy::cpu_fallback`] proves it on the host meanwhile. The state is
+//! atomics read by the workers on their way to the queue; only a resting worker takes a
+//! lock (its own condvar's, shared with shutdown and with every change of rotation).
+//!
+//! Hangs: a start phase that has not returned after [`FaultPolicy::start_deadline`] is a
+//! device fault like the others (`hang.rs` runs it on a thread of its own so that its worker
+//! can stop waiting), except that the device is *hung*: out of rotation until the stuck
+//! call returns, however long that is, and only then rested for `probe_delay` and probed.
+//! While every device is hung nothing would ever run a queued partition, so the hung
+//! devices' workers fail them (or hand them to the CPU fallback) instead of waiting.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Condvar, Mutex};
@@ -45,6 +53,19 @@ pub struct FaultPolicy {
     pub out_of_rotation_after: u32,
     /// How long a device stays out of rotation before its workers probe it again.
     pub probe_delay: Duration,
+    /// How long a start phase may run before its device counts as hung (`None`: no limit).
+    /// A hung device's partition is retried elsewhere and the device leaves rotation until
+    /// the stuck call returns (a thread inside a CUDA call cannot be stopped); what it
+    /// returns then is discarded. Off by default: the engine cannot know ahead how long a
+    /// device takes for a partition (a 32 GiB PoRep partition takes seconds on a GPU,
+    /// minutes on the CPU), and a deadline too short takes a healthy device out of
+    /// rotation. A host that knows its devices sets it well above their slowest partition.
+    pub start_deadline: Option<Duration>,
+    /// Prove on the host's CPU backend, rather than fail or wait, a partition that used up
+    /// its `max_attempts` (or whose devices are all hung), and every partition while no
+    /// device is in rotation. Off by default: on a GPU host a CPU start phase can take
+    /// minutes and uses every core, which a host may prefer to an error or may not.
+    pub cpu_fallback: bool,
 }
 
 impl Default for FaultPolicy {
@@ -53,6 +74,8 @@ impl Default for FaultPolicy {
             max_attempts: 3,
             out_of_rotation_after: 3,
             probe_delay: Duration::from_secs(30),
+            start_deadline: None,
+            cpu_fallback: false,
         }
     }
 }
@@ -104,6 +127,10 @@ pub(crate) fn exhausted(faults: &[Fault]) -> Error {
 pub struct FaultInjector {
     fail: [AtomicU32; MAX_DEVICES],
     corrupt: [AtomicU32; MAX_DEVICES],
+    hang: [AtomicU32; MAX_DEVICES],
+    /// Per device, whether a hung start phase stays blocked (until `release`).
+    held: Mutex<[bool; MAX_DEVICES]>,
+    released: Condvar,
 }
 
 impl FaultInjector {
@@ -124,10 +151,37 @@ impl FaultInjector {
         Self::add(&self.corrupt[device], n);
     }
 
-    /// Device `device` injects nothing more.
+    /// Device `device`'s next `n` start phases block, as a device stuck in a call would,
+    /// until [`FaultInjector::release`].
+    pub fn hang_starts(&self, device: usize, n: u32) {
+        self.held.lock().unwrap_or_else(|p| p.into_inner())[device] = true;
+        Self::add(&self.hang[device], n);
+    }
+
+    /// Device `device`'s blocked start phases go on (and return normally); those still to
+    /// hang no longer block, until `hang_starts` again.
+    pub fn release(&self, device: usize) {
+        self.held.lock().unwrap_or_else(|p| p.into_inner())[device] = false;
+        self.released.notify_all();
+    }
+
+    /// Device `device` injects nothing more (and a hung start phase there goes on).
     pub fn heal(&self, device: usize) {
         self.fail[device].store(0, Relaxed);
         self.corrupt[device].store(0, Relaxed);
+        self.hang[device].store(0, Relaxed);
+        self.release(device);
+    }
+
+    /// Blocks while device `device`'s start phase now is to hang.
+    pub(crate) fn hang_if_asked(&self, device: usize) {
+        if !self.hang.get(device).is_some_and(Self::take) {
+            return;
+        }
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        while held[device] {
+            held = self.released.wait(held).unwrap_or_else(|p| p.into_inner());
+        }
     }
 
     fn add(counter: &AtomicU32, n: u32) {
@@ -157,12 +211,20 @@ pub(crate) struct Rotation {
     stats: Arc<Stats>,
     names: Vec<String>,
     in_a_row: Vec<AtomicU32>,
-    /// When the device may be probed again, in ns since the stats epoch; 0 in rotation.
+    /// When the device may be probed again, in ns since the stats epoch; 0 in rotation,
+    /// [`HUNG`] while a start phase there has not returned past its deadline.
     out_until: Vec<AtomicU64>,
-    /// Resting workers wait here; shutdown wakes them.
+    /// Resting workers wait here; shutdown and every change of rotation wake them.
     rest: Mutex<()>,
     wake: Condvar,
 }
+
+/// `Rotation::out_until` of a hung device: never probed until its stuck call returns.
+const HUNG: u64 = u64::MAX;
+
+/// A resting worker looks again at least this often. Every change it waits for notifies
+/// it; this only bounds the cost of a wake-up lost to a bug.
+const REST_SLICE: Duration = Duration::from_secs(1);
 
 impl Rotation {
     pub(crate) fn new(policy: FaultPolicy, names: Vec<String>, stats: Arc<Stats>) -> Self {
@@ -188,8 +250,8 @@ impl Rotation {
     }
 
     fn now_ns(&self) -> u64 {
-        // Never 0, which means "in rotation".
-        (self.stats.epoch.elapsed().as_nanos() as u64).max(1)
+        // Never 0, which means "in rotation", nor HUNG.
+        (self.stats.epoch.elapsed().as_nanos() as u64).clamp(1, HUNG - 1)
     }
 
     /// Whether `device` is in rotation now (a device whose probe delay is over counts as in).
@@ -203,36 +265,69 @@ impl Rotation {
         (0..self.out_until.len()).any(|d| d != device && self.in_rotation(d) && usable(d))
     }
 
+    /// Whether no device is in rotation.
+    pub(crate) fn none_in_rotation(&self) -> bool {
+        !(0..self.out_until.len()).any(|d| self.in_rotation(d))
+    }
+
+    /// Whether a start phase on `device` has not returned past its deadline.
+    pub(crate) fn is_hung(&self, device: usize) -> bool {
+        self.out_until[device].load(Relaxed) == HUNG
+    }
+
+    /// Whether every device is hung: no queued partition would ever be started.
+    pub(crate) fn all_hung(&self) -> bool {
+        (0..self.out_until.len()).all(|d| self.is_hung(d))
+    }
+
+    /// The hung devices' names, for an error.
+    pub(crate) fn hung_names(&self) -> String {
+        let hung: Vec<&str> = (0..self.names.len())
+            .filter(|&d| self.is_hung(d))
+            .map(|d| self.name(d))
+            .collect();
+        hung.join(", ")
+    }
+
     /// Waits while `device` is out of rotation (until its probe delay is over, or `stop`
-    /// says so), then puts it back in rotation for its probe.
+    /// says so), then, unless stopped, puts it back in rotation for its probe. A hung device
+    /// waits until its stuck call has returned and its probe delay is over.
     pub(crate) fn wait_in_rotation(&self, device: usize, stop: impl Fn() -> bool) {
-        let until = self.out_until[device].load(Relaxed);
-        if until == 0 {
+        if self.out_until[device].load(Relaxed) == 0 {
             return;
         }
         let mut g = self.rest.lock().unwrap_or_else(|p| p.into_inner());
         loop {
-            let now = self.now_ns();
-            if stop() || now >= until {
-                break;
+            // Read again on every wake-up: a hang's end moves it.
+            let until = self.out_until[device].load(Relaxed);
+            if until == 0 {
+                return;
             }
+            let now = self.now_ns();
+            if now >= until {
+                drop(g);
+                if self.out_until[device]
+                    .compare_exchange(until, 0, Relaxed, Relaxed)
+                    .is_ok()
+                {
+                    self.stats.devices_out_of_rotation.fetch_sub(1, Relaxed);
+                    tracing::info!(target: "cuzk::engine", device = %self.names[device], "device back in rotation: probing");
+                }
+                return;
+            }
+            if stop() {
+                return;
+            }
+            let slice = Duration::from_nanos(until - now).min(REST_SLICE);
             g = self
                 .wake
-                .wait_timeout(g, Duration::from_nanos(until - now))
+                .wait_timeout(g, slice)
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
         }
-        drop(g);
-        if self.out_until[device]
-            .compare_exchange(until, 0, Relaxed, Relaxed)
-            .is_ok()
-        {
-            self.stats.devices_out_of_rotation.fetch_sub(1, Relaxed);
-            tracing::info!(target: "cuzk::engine", device = %self.names[device], "device back in rotation: probing");
-        }
     }
 
-    /// Wakes every resting worker (shutdown).
+    /// Wakes every resting worker (shutdown, or a change of rotation).
     pub(crate) fn wake_all(&self) {
         let _g = self.rest.lock().unwrap_or_else(|p| p.into_inner());
         self.wake.notify_all();
@@ -253,9 +348,10 @@ impl Rotation {
         if k == 0 || n < k {
             return false;
         }
-        // Saturating: a host may ask for a delay past the u64 nanoseconds (never probed).
-        let delay = u64::try_from(self.policy.probe_delay.as_nanos()).unwrap_or(u64::MAX);
-        let until = self.now_ns().saturating_add(delay);
+        let until = self
+            .now_ns()
+            .saturating_add(self.probe_delay_ns())
+            .min(HUNG - 1);
         if self.out_until[device]
             .compare_exchange(0, until, Relaxed, Relaxed)
             .is_err()
@@ -270,7 +366,46 @@ impl Rotation {
             probe_in_ms = self.policy.probe_delay.as_millis() as u64,
             "device out of rotation"
         );
+        self.wake_all();
         true
+    }
+
+    /// Saturating: a host may ask for a delay past the u64 nanoseconds (never probed).
+    fn probe_delay_ns(&self) -> u64 {
+        u64::try_from(self.policy.probe_delay.as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// A start phase on `device` is past its deadline: the device is hung, out of rotation
+    /// until [`Rotation::hang_ended`]. (The fault itself is counted by `on_fault`.)
+    pub(crate) fn hang(&self, device: usize) {
+        self.stats.record_device_hang(device);
+        // Out already (a probe pending): the gauge counts it.
+        if self.out_until[device].swap(HUNG, Relaxed) == 0 {
+            self.stats.devices_out_of_rotation.fetch_add(1, Relaxed);
+        }
+        tracing::warn!(
+            target: "cuzk::engine",
+            device = %self.names[device],
+            deadline_ms = self.policy.start_deadline.map_or(0, |d| d.as_millis() as u64),
+            "device hung: out of rotation until its start phase returns"
+        );
+        self.wake_all();
+    }
+
+    /// The stuck call on hung `device` returned: the device rests `probe_delay` from now,
+    /// then its next result is the probe.
+    pub(crate) fn hang_ended(&self, device: usize) {
+        let until = self
+            .now_ns()
+            .saturating_add(self.probe_delay_ns())
+            .min(HUNG - 1);
+        if self.out_until[device]
+            .compare_exchange(HUNG, until, Relaxed, Relaxed)
+            .is_ok()
+        {
+            tracing::info!(target: "cuzk::engine", device = %self.names[device], "hung device's start phase returned; its result is discarded");
+        }
+        self.wake_all();
     }
 }
 
@@ -324,14 +459,16 @@ impl Retry {
             queued_at: Instant::now(),
             ready_slot: None,
             faults: self.faults,
+            cpu_fallback: false,
         }
     }
 }
 
 /// A device fault ended `work`'s attempt on device `device`: counts it, then queues the
-/// partition again if it may be retried, or fails its job naming every attempt's error.
-/// Takes the queue's lock for one push (a finalizer too: faults are rare, and it holds no
-/// other lock then).
+/// partition again if it may be retried (for the CPU fallback once its devices are used
+/// up, when the policy has one), or fails its job naming every attempt's error. Takes the
+/// queue's lock for one push (a finalizer too: faults are rare, and it holds no other lock
+/// then).
 pub(crate) fn on_fault(
     shared: &Shared,
     mut work: Work,
@@ -349,7 +486,11 @@ pub(crate) fn on_fault(
     });
     let attempts = work.faults.len() as u32;
     let max = rotation.policy().max_attempts;
-    let retry = retry_from && attempts < max && !work.job.is_dead();
+    let alive = !work.job.is_dead();
+    // With every device hung a retry would wait for a call that may never return.
+    let all_hung = rotation.all_hung();
+    let retry = retry_from && attempts < max && alive && !all_hung;
+    let fallback = !retry && retry_from && alive && rotation.policy().cpu_fallback;
     tracing::warn!(
         target: "cuzk::engine",
         device = %name,
@@ -358,14 +499,18 @@ pub(crate) fn on_fault(
         attempt = attempts,
         error = %error,
         retry,
+        cpu_fallback = fallback,
         "device fault"
     );
-    if work.job.is_dead() {
+    if !alive {
         shared.drop_work([work]);
         return;
     }
-    if retry {
-        shared.stats.partition_retries.fetch_add(1, Relaxed);
+    if retry || fallback {
+        if retry {
+            shared.stats.partition_retries.fetch_add(1, Relaxed);
+        }
+        work.cpu_fallback = fallback;
         let key = QueueKey {
             priority: work.job.priority,
             job_seq: work.job.seq,
@@ -378,10 +523,10 @@ pub(crate) fn on_fault(
     if attempts < max {
         e = e.context(format!(
             "not retried ({})",
-            if retry_from {
-                "its job ended"
+            if !retry_from {
+                "no room in the memory budget for a copy to retry from"
             } else {
-                "no room in the memory budget to keep its evaluations for a retry"
+                "every device is hung"
             }
         ));
     } else if attempts > 1 {
@@ -390,6 +535,28 @@ pub(crate) fn on_fault(
             .partitions_failed_after_retries
             .fetch_add(1, Relaxed);
     }
+    fail_partition(shared, work, e);
+}
+
+/// A queued partition no device will ever start (every device is hung, and there is no CPU
+/// fallback): its job fails rather than wait for a call that may never return.
+pub(crate) fn on_stranded(shared: &Shared, work: Work) {
+    if work.job.is_dead() {
+        shared.drop_work([work]);
+        return;
+    }
+    let e = Error::new(
+        ErrorKind::Gpu,
+        format!(
+            "not started: every device is hung (a start phase past its deadline has not \
+             returned on {})",
+            shared.rotation.hung_names()
+        ),
+    );
+    fail_partition(shared, work, e);
+}
+
+fn fail_partition(shared: &Shared, work: Work, e: Error) {
     shared.stats.partitions_failed.fetch_add(1, Relaxed);
     let job = work.job.clone();
     if job.end(shared, e.context(format!("partition {}", work.index))) {

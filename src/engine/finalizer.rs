@@ -22,7 +22,8 @@ use crate::groth16::{finish_timed, verify_proof, PartialProof, Proof, StartTimin
 pub(crate) struct Finalize {
     pub(crate) job: Arc<JobShared>,
     pub(crate) index: usize,
-    pub(crate) device_index: usize,
+    /// `None`: started on the CPU fallback.
+    pub(crate) device_index: Option<usize>,
     pub(crate) witness: Witness,
     pub(crate) result: Result<(PartialProof, StartTimings)>,
     pub(crate) rest_res: Reservation,
@@ -72,7 +73,7 @@ pub(crate) fn run(rx: Receiver<Finalize>, shared: Arc<Shared>, hook: Option<Part
                 }
                 tracing::debug!(
                     target: "cuzk::fin_timing",
-                    device = device_index,
+                    device = device_index.map_or(-1, |d| d as i64),
                     job = job.seq,
                     partition = index,
                     finalize_us = took.as_micros() as u64,
@@ -81,17 +82,22 @@ pub(crate) fn run(rx: Receiver<Finalize>, shared: Arc<Shared>, hook: Option<Part
                 );
                 match proof {
                     Ok((p, _)) => {
-                        shared.rotation.success(device_index);
+                        if let Some(d) = device_index {
+                            shared.rotation.success(d);
+                        }
                         shared.stats.partitions_proved.fetch_add(1, Relaxed);
                         shared.stats.partitions_proved_by_kind[job.kind.index()]
                             .fetch_add(1, Relaxed);
                         job.complete(&shared, index, p);
                     }
-                    // The device's result was wrong: another device tries again.
-                    Err(e) if e.kind() == ErrorKind::VerificationFailed => {
+                    // The device's result was wrong: another device tries again. (The
+                    // CPU fallback's is the last attempt.)
+                    Err(e)
+                        if e.kind() == ErrorKind::VerificationFailed && device_index.is_some() =>
+                    {
                         let can = retry.possible();
                         let work = retry.into_work(job, index, witness, rest_res);
-                        on_fault(&shared, work, can, device_index, e);
+                        on_fault(&shared, work, can, device_index.expect("matched"), e);
                         continue;
                     }
                     Err(e) => fail(&shared, &job, index, e),

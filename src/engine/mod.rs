@@ -40,6 +40,7 @@ mod budget;
 mod device;
 mod faults;
 mod finalizer;
+mod hang;
 mod job;
 mod lock;
 mod params;
@@ -98,7 +99,8 @@ pub type PartitionHook = Arc<dyn Fn(u64, usize) + Send + Sync>;
 /// middle of its work, so it should be quick; a panic in one fails only that partition's job.
 #[derive(Clone, Default)]
 pub struct Hooks {
-    /// Run by a device worker inside the device mutex, just before `StartPhase::start`.
+    /// Run by a device worker inside the device mutex (or the CPU fallback's lock), just
+    /// before `StartPhase::start`.
     pub on_device_start: Option<PartitionHook>,
     /// Run by a finalizer just before it finishes a partition.
     pub on_finalize: Option<PartitionHook>,
@@ -192,6 +194,8 @@ pub(crate) struct Work {
     pub(crate) ready_slot: Option<synthesis::ReadySlot>,
     /// The device faults of its earlier attempts (empty on its first).
     pub(crate) faults: Vec<faults::Fault>,
+    /// Its device attempts are over: the CPU fallback proves it (`FaultPolicy::cpu_fallback`).
+    pub(crate) cpu_fallback: bool,
 }
 
 impl Work {
@@ -220,6 +224,9 @@ pub(crate) struct Shared {
     pub(crate) recording_charges: TrackedMutex<HashMap<ShapeKey, Reservation>>,
     /// Which devices are in rotation; the fault policy.
     pub(crate) rotation: faults::Rotation,
+    /// Held around a start phase on the CPU fallback: one at a time, since the CPU backend
+    /// uses every core.
+    pub(crate) cpu_fallback: TrackedMutex<()>,
     next_seq: AtomicU64,
 }
 
@@ -334,6 +341,11 @@ impl Engine {
                 "workers_per_device and finalizers must be at least 1",
             ));
         }
+        if config.faults.start_deadline == Some(Duration::ZERO) {
+            return Err(Error::invalid_argument(
+                "faults.start_deadline must be longer than zero (None: no deadline)",
+            ));
+        }
         if config.faults.max_attempts == 0 {
             return Err(Error::invalid_argument(
                 "faults.max_attempts must be at least 1 (the first attempt counts)",
@@ -364,6 +376,7 @@ impl Engine {
                 config.devices.iter().map(|d| d.name.clone()).collect(),
                 stats.clone(),
             ),
+            cpu_fallback: TrackedMutex::new(()),
             stats,
             r1cs: match &config.recordings_dir {
                 Some(dir) => R1csCache::with_dir(dir),
@@ -633,6 +646,7 @@ impl Engine {
                     queued_at: now,
                     ready_slot: None,
                     faults: Vec::new(),
+                    cpu_fallback: false,
                 };
                 (key(job.seq, index), work)
             })

@@ -225,6 +225,7 @@ fn synthesize_one(shared: &Shared, key: QueueKey, work: SynthWork) {
         queued_at: Instant::now(),
         ready_slot: Some(slot),
         faults: Vec::new(),
+        cpu_fallback: false,
     };
     shared.push_partition(key, work);
 }

@@ -37,6 +37,11 @@ pub const CUZK_CONFIG_DEFER_EVALUATIONS_OFF: u32 = 8;
 /// (its partitions are still retried elsewhere). Not with a non-zero
 /// `fault_out_of_rotation_after`.
 pub const CUZK_CONFIG_NEVER_OUT_OF_ROTATION: u32 = 16;
+/// `cuzk_config.flags`: a partition whose device attempts are used up (or whose devices are
+/// all hung), and every partition while no device is in rotation, is proved on the host's
+/// CPU backend instead of failing or waiting (slow on a large circuit: minutes per 32 GiB
+/// PoRep partition, every core busy). Off by default.
+pub const CUZK_CONFIG_CPU_FALLBACK: u32 = 32;
 
 /// A timeout meaning "wait as long as it takes" (`admission_timeout_ms`, `timeout_ms`).
 pub const CUZK_WAIT_FOREVER: u64 = u64::MAX;
@@ -92,6 +97,12 @@ pub struct cuzk_config {
     /// in memory only. Read only during `cuzk_engine_new`. The folder must exist; one that
     /// cannot be written fails no proof (each engine records again, and logs a warning).
     pub recordings_dir: *const std::ffi::c_char,
+    /// How long a start phase may run before its device counts as hung, in milliseconds
+    /// (0 or `CUZK_WAIT_FOREVER`: no deadline). A hung device's partition is retried on
+    /// another device, and the device takes no work until its stuck call returns (it
+    /// cannot be interrupted); its result is then discarded and the device is probed after
+    /// `fault_probe_delay_ms`.
+    pub fault_start_deadline_ms: u64,
 }
 
 impl Default for cuzk_config {
@@ -113,6 +124,7 @@ impl Default for cuzk_config {
             fault_out_of_rotation_after: 0,
             fault_probe_delay_ms: 0,
             recordings_dir: std::ptr::null(),
+            fault_start_deadline_ms: 0,
         }
     }
 }
@@ -121,7 +133,8 @@ const KNOWN_CONFIG_FLAGS: u32 = CUZK_CONFIG_ADMISSION_FAIL_FAST
     | CUZK_CONFIG_TRIM_DISABLED
     | CUZK_CONFIG_DEFER_EVALUATIONS_ON
     | CUZK_CONFIG_DEFER_EVALUATIONS_OFF
-    | CUZK_CONFIG_NEVER_OUT_OF_ROTATION;
+    | CUZK_CONFIG_NEVER_OUT_OF_ROTATION
+    | CUZK_CONFIG_CPU_FALLBACK;
 
 /// A duration in milliseconds; `CUZK_WAIT_FOREVER` and anything too large to represent
 /// waits without a deadline (the engine treats an unrepresentable deadline so).
@@ -236,6 +249,12 @@ unsafe fn engine_config(c: &cuzk_config) -> Result<EngineConfig, Failure> {
                 0 => defaults.faults.probe_delay,
                 ms => millis(ms),
             },
+            start_deadline: match c.fault_start_deadline_ms {
+                0 => defaults.faults.start_deadline,
+                CUZK_WAIT_FOREVER => None,
+                ms => Some(millis(ms)),
+            },
+            cpu_fallback: c.flags & CUZK_CONFIG_CPU_FALLBACK != 0,
         },
         hooks: Default::default(),
     })
@@ -457,7 +476,8 @@ mod tests {
             fault_max_attempts: 1,
             fault_out_of_rotation_after: 7,
             fault_probe_delay_ms: 250,
-            flags: CUZK_CONFIG_DEFER_EVALUATIONS_ON,
+            fault_start_deadline_ms: 90_000,
+            flags: CUZK_CONFIG_DEFER_EVALUATIONS_ON | CUZK_CONFIG_CPU_FALLBACK,
             recordings_dir: dir.as_ptr(),
             ..config()
         };
@@ -468,6 +488,8 @@ mod tests {
                 max_attempts: 1,
                 out_of_rotation_after: 7,
                 probe_delay: Duration::from_millis(250),
+                start_deadline: Some(Duration::from_secs(90)),
+                cpu_fallback: true,
             }
         );
         assert_eq!(e.defer_evaluations, Some(true));
@@ -479,6 +501,7 @@ mod tests {
         let c = cuzk_config {
             flags: CUZK_CONFIG_DEFER_EVALUATIONS_OFF | CUZK_CONFIG_NEVER_OUT_OF_ROTATION,
             fault_probe_delay_ms: CUZK_WAIT_FOREVER,
+            fault_start_deadline_ms: CUZK_WAIT_FOREVER,
             ..config()
         };
         let e = parse(&c).unwrap();
@@ -486,6 +509,10 @@ mod tests {
         assert_eq!(e.faults.out_of_rotation_after, 0, "the engine's never");
         assert_eq!(e.faults.max_attempts, FaultPolicy::default().max_attempts);
         assert_eq!(e.faults.probe_delay, Duration::from_millis(u64::MAX));
+        assert_eq!(
+            (e.faults.start_deadline, e.faults.cpu_fallback),
+            (None, false)
+        );
     }
 
     #[test]

@@ -178,6 +178,12 @@ pub struct cuzk_stats {
     pub partitions_failed_after_retries: u64,
     /// Devices out of rotation now (too many faults in a row; probed again after a delay).
     pub devices_out_of_rotation: u64,
+    /// Hangs on device i: start phases that had not returned when `faults.start_deadline`
+    /// passed (each is also one of its `faults`).
+    pub device_hangs: [u64; CUZK_MAX_DEVICES],
+    /// Start phases run on the CPU fallback (partitions whose device attempts were used up,
+    /// or proved while no device was in rotation).
+    pub cpu_fallbacks: u64,
 }
 
 impl From<StatsSnapshot> for cuzk_stats {
@@ -249,6 +255,8 @@ impl From<StatsSnapshot> for cuzk_stats {
             partition_retries: s.partition_retries,
             partitions_failed_after_retries: s.partitions_failed_after_retries,
             devices_out_of_rotation: s.devices_out_of_rotation,
+            device_hangs: s.devices.map(|d| d.hangs),
+            cpu_fallbacks: s.cpu_fallbacks,
         }
     }
 }

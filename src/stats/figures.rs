@@ -208,4 +208,13 @@ with_start_stages! { declare_figures! {
     /// Devices out of rotation now (too many faults in a row; probed again after a delay).
     devices_out_of_rotation: count = atomic => DevicesOutOfRotation,
         gauge "devices_out_of_rotation" "Devices out of rotation after faults in a row.";
+    /// Hangs on device i: start phases that had not returned when `faults.start_deadline`
+    /// passed (each is also one of its `faults`).
+    device_hangs: per_device(hangs: count) = atomic => DeviceHangs,
+        counter "device_hangs_total" {device}
+        "Start phases on each device that had not returned by their deadline (also counted as device faults).";
+    /// Start phases run on the CPU fallback (partitions whose device attempts were used up,
+    /// or proved while no device was in rotation).
+    cpu_fallbacks: count = atomic => CPUFallbacks,
+        counter "cpu_fallbacks_total" "Start phases run on the CPU fallback.";
 }}

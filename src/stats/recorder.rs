@@ -27,6 +27,13 @@ impl Stats {
         }
     }
 
+    /// Counts a hang on device `device` (its `hangs`).
+    pub fn record_device_hang(&self, device: usize) {
+        if let Some(a) = self.device_hangs.get(device) {
+            a.fetch_add(1, Relaxed);
+        }
+    }
+
     /// The fields of the device blocks (`cuzk_device_stats`, `cuzk_device_backend`): the
     /// busy meters' figures and each device's backend. Zero past the devices in use.
     pub(super) fn device_block_snapshots(

@@ -62,6 +62,17 @@ type Config struct {
 	// phase probes it (0: 30 s; WaitForever: it is never probed). Rounded up to whole
 	// milliseconds.
 	FaultProbeDelay time.Duration
+	// FaultStartDeadline is how long a start phase may run before its device counts as
+	// hung (0 or WaitForever: no deadline). A hung device's partition is retried on another
+	// device, and the device takes no work until its stuck call returns (it cannot be
+	// interrupted); that result is discarded and the device is probed after
+	// FaultProbeDelay. Rounded up to whole milliseconds.
+	FaultStartDeadline time.Duration
+	// CPUFallback proves on the host's CPU, instead of failing or waiting, a partition
+	// whose device attempts are used up (or whose devices are all hung), and every
+	// partition while no device is in rotation. Slow for large circuits (minutes per 32 GiB
+	// PoRep partition, every core busy).
+	CPUFallback bool
 	// DeferEvaluations says whether partitions whose circuit has a recorded R1CS reach the
 	// devices as a witness only, the device computing a, b and c from the recording
 	// (DeferAuto: when any device is a GPU).
@@ -136,6 +147,7 @@ func (c *Config) toC() (C.cuzk_config, func(), error) {
 		{c.AdmissionTimeout, "AdmissionTimeout", &cc.admission_timeout_ms},
 		{c.TrimInterval, "TrimInterval", &cc.trim_interval_ms},
 		{c.FaultProbeDelay, "FaultProbeDelay", &cc.fault_probe_delay_ms},
+		{c.FaultStartDeadline, "FaultStartDeadline", &cc.fault_start_deadline_ms},
 	}
 	for _, d := range durations {
 		if d.d < 0 {
@@ -151,6 +163,9 @@ func (c *Config) toC() (C.cuzk_config, func(), error) {
 	}
 	if c.FaultNeverOutOfRotation {
 		cc.flags |= C.CUZK_CONFIG_NEVER_OUT_OF_ROTATION
+	}
+	if c.CPUFallback {
+		cc.flags |= C.CUZK_CONFIG_CPU_FALLBACK
 	}
 	switch c.DeferEvaluations {
 	case DeferAuto:

@@ -185,6 +185,7 @@ func TestBadConfigAndBudget(t *testing.T) {
 		"negative fault attempts":   {cuzk.Config{FaultMaxAttempts: -1}, "Config.FaultMaxAttempts"},
 		"negative rotation faults":  {cuzk.Config{FaultOutOfRotationAfter: -3}, "Config.FaultOutOfRotationAfter"},
 		"negative probe delay":      {cuzk.Config{FaultProbeDelay: -time.Millisecond}, "Config.FaultProbeDelay"},
+		"negative start deadline":   {cuzk.Config{FaultStartDeadline: -time.Second}, "Config.FaultStartDeadline"},
 		"unknown deferral mode":     {cuzk.Config{DeferEvaluations: cuzk.DeferOff + 1}, "Config.DeferEvaluations"},
 		"negative deferral mode":    {cuzk.Config{DeferEvaluations: -1}, "Config.DeferEvaluations"},
 		"recordings path with NULs": {cuzk.Config{RecordingsDir: "a\x00b"}, "Config.RecordingsDir"},

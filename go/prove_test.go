@@ -303,11 +303,15 @@ func backlog(n int) []cuzk.Partition {
 
 // Every fault, deferral and recordings field set: the engine starts and proves the
 // fixture's bytes (the recordings folder stays empty: these partitions come synthesized).
+// A start deadline runs each start phase on a thread of its own; no healthy one comes near
+// a minute, so nothing hangs and nothing falls back.
 func TestConfigFaultDeferralAndRecordingFields(t *testing.T) {
 	for _, cfg := range []cuzk.Config{
 		{CPUDevices: 1, FaultMaxAttempts: 1, FaultOutOfRotationAfter: 4, FaultProbeDelay: 50 * time.Millisecond,
 			DeferEvaluations: cuzk.DeferOn, RecordingsDir: t.TempDir()},
 		{CPUDevices: 1, FaultNeverOutOfRotation: true, FaultProbeDelay: cuzk.WaitForever, DeferEvaluations: cuzk.DeferOff},
+		{CPUDevices: 2, FaultStartDeadline: time.Minute, CPUFallback: true},
+		{CPUDevices: 1, FaultStartDeadline: cuzk.WaitForever},
 	} {
 		e := newEngine(t, cfg)
 		job, err := e.ProveStart(context.Background(), loadSRS(t), fx.parts, cuzk.WithRandomness(fx.r, fx.s))
@@ -320,6 +324,17 @@ func TestConfigFaultDeferralAndRecordingFields(t *testing.T) {
 			t.Fatalf("Finish on %+v: %v", cfg, err)
 		}
 		checkProofs(t, proofs)
+		st, err := e.Stats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var hangs uint64
+		for _, d := range st.Devices {
+			hangs += d.DeviceHangs
+		}
+		if hangs != 0 || st.CPUFallbacks != 0 {
+			t.Fatalf("%+v: %d hangs, %d CPU fallbacks, want none", cfg, hangs, st.CPUFallbacks)
+		}
 	}
 }
 

@@ -50,8 +50,11 @@
 //!
 //! Printed at the end, one line per figure: jobs by kind and outcome, proofs verified, the
 //! faults injected, `device_faults`, `partition_retries`, `partitions_failed_after_retries`,
-//! the budget's peak against its limit, host RSS at start, after the fixtures and after the
-//! engine is dropped, and each GPU's free memory before the engine and after it is dropped.
+//! the budget's peak against its limit, host RSS at start, before the engine (the fixtures
+//! built), after the engine is dropped and after a `malloc_trim(0)` then (freed memory still
+//! in glibc's arenas goes back with the trim; what stays is really held), and each GPU's
+//! free memory before the engine and after it is dropped. RSS is reported, not checked: on
+//! the CPU most of its growth stays after the trim (notes/runs.md, session 7).
 //! `CUZK_LOG=cuzk::engine=warn` shows each device fault as it happens.
 
 use std::collections::BTreeMap;
@@ -878,7 +881,8 @@ fn run() -> Result<bool, String> {
     let t = Instant::now();
     let fx = fixtures(&a, &scratch, &mut rng)?;
     println!("fixtures in {:.1} s", t.elapsed().as_secs_f64());
-    let rss_fixtures = rss_text();
+    // Before the engine: what the fixtures (and the process) hold without it.
+    let rss_before_engine = rss();
 
     let (largest_name, largest) = fx
         .partition_bytes
@@ -1033,7 +1037,10 @@ fn run() -> Result<bool, String> {
     });
     let wall = t.elapsed();
     let st = engine.shutdown();
-    let rss_end = rss_text();
+    // Freed, but maybe still in glibc's arenas: then a trim gives it back to the OS.
+    let rss_dropped = rss();
+    cuzk::engine::malloc_trim();
+    let rss_trimmed = rss();
     let (free_after, gpu_after) = gpu_free(&ordinals);
     let _ = std::fs::remove_dir_all(&scratch);
 
@@ -1168,9 +1175,24 @@ fn run() -> Result<bool, String> {
         st.admission_wait.p50_ns as f64 / 1e6,
         st.admission_wait.max_ns as f64 / 1e6
     );
+    let growth = |after: Option<u64>| match (after, rss_before_engine) {
+        (Some(a), Some(b)) => format!(
+            "{} ({:+.1} MiB)",
+            mib(a),
+            (a as f64 - b as f64) / (1 << 20) as f64
+        ),
+        _ => "unknown (no /proc/self/status)".into(),
+    };
     println!("rss at start: {rss_start}");
-    println!("rss after fixtures: {rss_fixtures}");
-    println!("rss at the end, engine dropped (fixtures held): {rss_end}");
+    println!(
+        "rss before the engine (fixtures built): {}",
+        rss_before_engine.map_or("unknown".into(), mib)
+    );
+    println!(
+        "rss after the engine is dropped (fixtures held): {}",
+        growth(rss_dropped)
+    );
+    println!("rss after that and malloc_trim(0): {}", growth(rss_trimmed));
     if ordinals.is_empty() {
         println!("gpu free memory: no GPU device");
     } else {

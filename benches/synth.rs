@@ -3,7 +3,9 @@
 //! circuit, same process, same cores.
 //!
 //! `cargo bench --bench synth -- [NAME ...]` (default: all of porep-2KiB snap-2KiB
-//! winning-post-2KiB window-post-2KiB sample-bits-2^18). `-- --profile[=DEPTH] [NAME ...]`
+//! winning-post-2KiB window-post-2KiB sample-bits-2^18; by name only: porep-2KiB-random and
+//! porep-32GiB-random, a PoRep partition with random values in the circuit's shape, whose
+//! 130M constraints want a machine with ~64 GiB of memory). `-- --profile[=DEPTH] [NAME ...]`
 //! prints instead where each circuit's witness time goes, by namespace (DEPTH levels,
 //! default 3), after checking the profiled run's values equal the plain run's. bellperson 0.27 keeps its
 //! synthesizer (`ProvingAssignment`) private, so the "bellperson" column is
@@ -19,7 +21,8 @@ use std::time::{Duration, Instant};
 
 use cuzk::engine::PartitionCircuit;
 use cuzk::filecoin::{
-    porep_c2_circuits, snap_circuits, window_post_circuits, winning_post_circuits, SnapCommitments,
+    porep_c2_circuits, porep_random_partition, snap_circuits, window_post_circuits,
+    winning_post_circuits, RegisteredSealProof, SnapCommitments,
 };
 use cuzk::fixtures::{sector, SampleCircuit};
 use filecoin_common::fixture;
@@ -29,6 +32,8 @@ use filecoin_common::fixture;
 struct Bench {
     name: &'static str,
     runs: usize,
+    /// In the default set (the others run only when named).
+    default: bool,
     make: Box<dyn Fn() -> PartitionCircuit>,
 }
 
@@ -59,11 +64,13 @@ fn benches() -> Vec<Bench> {
         Bench {
             name: "porep-2KiB",
             runs: 3,
+            default: true,
             make: Box::new(move || first(porep_c2_circuits(&c1.0, c1.1, c1.2).unwrap())),
         },
         Bench {
             name: "snap-2KiB",
             runs: 3,
+            default: true,
             make: Box::new(move || {
                 first(
                     snap_circuits(
@@ -82,6 +89,7 @@ fn benches() -> Vec<Bench> {
         Bench {
             name: "winning-post-2KiB",
             runs: 5,
+            default: true,
             make: Box::new(move || {
                 first(
                     winning_post_circuits(
@@ -97,6 +105,7 @@ fn benches() -> Vec<Bench> {
         Bench {
             name: "window-post-2KiB",
             runs: 9,
+            default: true,
             make: Box::new(move || {
                 first(
                     window_post_circuits(
@@ -109,9 +118,28 @@ fn benches() -> Vec<Bench> {
                 )
             }),
         },
+        // Random values in the PoRep circuit's shape (tests/r1cs_recorded.rs: the same R1CS
+        // as a sealed sector's at 2KiB): a partition of a sector size no test seals.
+        Bench {
+            name: "porep-2KiB-random",
+            runs: 3,
+            default: false,
+            make: Box::new(|| {
+                porep_random_partition(RegisteredSealProof::StackedDrg2KiBV1_1, 1).unwrap()
+            }),
+        },
+        Bench {
+            name: "porep-32GiB-random",
+            runs: 1,
+            default: false,
+            make: Box::new(|| {
+                porep_random_partition(RegisteredSealProof::StackedDrg32GiBV1_1, 1).unwrap()
+            }),
+        },
         Bench {
             name: "sample-bits-2^18",
             runs: 5,
+            default: true,
             make: Box::new(|| PartitionCircuit::new(SampleCircuit::bits_filling(18))),
         },
     ]
@@ -132,7 +160,8 @@ fn main() {
         a => a.strip_prefix("--profile=").and_then(|d| d.parse().ok()),
     });
     for b in benches() {
-        if !wanted.is_empty() && !wanted.iter().any(|w| w == b.name) {
+        let named = wanted.iter().any(|w| w == b.name);
+        if (wanted.is_empty() && !b.default) || (!wanted.is_empty() && !named) {
             continue;
         }
         if let Some(depth) = profile {
@@ -147,26 +176,31 @@ fn main() {
         let record_once = t.elapsed().as_secs_f64();
 
         let (mut synth, mut wit, mut matvec) = (Vec::new(), Vec::new(), Vec::new());
+        let mut last = None;
         for _ in 0..b.runs {
+            last = None;
             let c = (b.make)();
             let t = Instant::now();
             let want = c.synthesize().expect("synthesize");
             synth.push(t.elapsed());
-            drop(want);
 
             let c = (b.make)();
             let t = Instant::now();
             let values = c.witness().expect("witness");
             wit.push(t.elapsed());
+            let witness_bytes = 32 * (values.input.len() + values.aux.len());
             let t = Instant::now();
             let got = recorded.evaluate(values).expect("mat-vec");
             matvec.push(t.elapsed());
-            drop(got);
+            last = Some((want, got, witness_bytes));
         }
-        // A sanity check outside the timings: the last runs agree.
-        let want = (b.make)().synthesize().unwrap();
-        let got = recorded.evaluate((b.make)().witness().unwrap()).unwrap();
+        // A check outside the timings: the last run's two paths agree.
+        let (want, got, witness_bytes) = last.expect("one run at least");
         assert!(got == want, "{}: the recorded path differs", b.name);
+        let e = &want.evaluations;
+        let w_ = &want.witness;
+        let host_bytes = 32 * (e.a.len() + e.b.len() + e.c.len() + w_.input.len() + w_.aux.len());
+        drop((want, got));
 
         let (bp, w, m) = (median(synth), median(wit), median(matvec));
         println!(
@@ -186,6 +220,11 @@ fn main() {
             nnz[1],
             nnz[2],
             recorded.coefficient_stats()
+        );
+        println!(
+            "  {} host bytes per partition: synthesized (a, b, c, witness) {host_bytes}, \
+             witness only {witness_bytes}",
+            b.name
         );
     }
 }

@@ -12,8 +12,9 @@ use std::sync::Arc;
 
 use cuzk::engine::PartitionCircuit;
 use cuzk::filecoin::{
-    porep_c2_circuits, proof_bytes, prove_winning_post, snap_circuits, window_post_circuits,
-    winning_post_circuits, CircuitSet, ParamsFor, ProofOptions, SnapCommitments,
+    porep_c2_circuits, porep_c2_walk_circuits, porep_random_partition, proof_bytes,
+    prove_winning_post, snap_circuits, window_post_circuits, winning_post_circuits, CircuitSet,
+    ParamsFor, ProofOptions, RegisteredSealProof, SnapCommitments,
 };
 use cuzk::fixtures::sector;
 use cuzk::fixtures::SampleCircuit;
@@ -212,6 +213,43 @@ fn porep_c2_equals_the_synthesizer() {
         set(&f.sectors[0]),
         || set(&f.sectors[1]),
         1,
+    );
+}
+
+/// cuzk's walk of the PoRep circuit (its witness path, and the random-valued partitions the
+/// synthesis bench uses for sector sizes no test seals) has storage-proofs' R1CS exactly.
+#[test]
+fn the_porep_walk_has_storage_proofs_r1cs() {
+    let f = fixture();
+    let s = &f.sectors[0];
+    let first = |set: CircuitSet| set.partitions.into_iter().next().unwrap();
+    let (theirs, their_values) =
+        first(porep_c2_circuits(&s.c1_output, s.sector_id, s.prover_id).unwrap())
+            .record()
+            .unwrap();
+    let (walked, walked_values) =
+        first(porep_c2_walk_circuits(&s.c1_output, s.sector_id, s.prover_id).unwrap())
+            .record()
+            .unwrap();
+    assert!(
+        walked == theirs,
+        "the walk's R1CS differs from StackedCircuit's"
+    );
+    assert!(
+        walked_values == their_values,
+        "the walk's recorded values differ"
+    );
+    let (random, _) = porep_random_partition(RegisteredSealProof::StackedDrg2KiBV1_1, 3)
+        .unwrap()
+        .record()
+        .unwrap();
+    assert!(
+        random == theirs,
+        "a random-valued partition has another R1CS"
+    );
+    eprintln!(
+        "2KiB PoRep: {:?}, walk and random-valued partition alike",
+        theirs.shape()
     );
 }
 

@@ -26,6 +26,8 @@ use std::path::PathBuf;
 
 pub use circuit::CircuitSet;
 pub use porep::{porep_c2_circuits, prove_porep_c2};
+#[cfg(feature = "test-fixtures")]
+pub use porep::{porep_c2_walk_circuits, porep_random_partition};
 pub use post::{
     prove_window_post, prove_window_post_partition, prove_winning_post, window_post_circuits,
     window_post_partition_circuits, winning_post_circuits,

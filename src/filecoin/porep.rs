@@ -40,6 +40,66 @@ pub fn porep_c2_circuits(
     sector_number: u64,
     prover_id: [u8; 32],
 ) -> Result<CircuitSet> {
+    circuits(c1_output, sector_number, prover_id, false)
+}
+
+/// As [`porep_c2_circuits`], with storage-proofs' `StackedCircuit` left out: every
+/// constraint system, not only a witness generator, walks cuzk's copy of it. For the test
+/// that its R1CS is storage-proofs' own.
+#[cfg(feature = "test-fixtures")]
+pub fn porep_c2_walk_circuits(
+    c1_output: &[u8],
+    sector_number: u64,
+    prover_id: [u8; 32],
+) -> Result<CircuitSet> {
+    circuits(c1_output, sector_number, prover_id, true)
+}
+
+/// One partition of `proof`'s PoRep circuit, any sector size, with random values: the
+/// circuit's whole work (its shape does not depend on the values), not a provable statement.
+/// The synthesis bench's stand-in for a partition of a sector size no test seals (32GiB).
+#[cfg(feature = "test-fixtures")]
+pub fn porep_random_partition(
+    proof: filecoin_proofs_api::RegisteredSealProof,
+    seed: u64,
+) -> Result<PartitionCircuit> {
+    fn random<Tree: 'static + MerkleTreeTrait>(
+        config: filecoin_proofs::types::PoRepConfig,
+        seed: u64,
+    ) -> Result<PartitionCircuit> {
+        use rand_core::SeedableRng;
+        let public_params =
+            StackedCompound::<Tree, DefaultPieceHasher>::setup(&compound_proof::SetupParams {
+                vanilla_params: setup_params(&config)
+                    .map_err(|e| fil_error(ErrorKind::InvalidInput, "PoRep setup params", e))?,
+                partitions: Some(usize::from(config.partitions)),
+                priority: false,
+            })
+            .map_err(|e| fil_error(ErrorKind::Internal, "PoRep public params", e))?;
+        Ok(PartitionCircuit::build(move || {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            Ok(PorepPartition::<Tree>::random(
+                &public_params.vanilla_params,
+                &mut rng,
+            ))
+        }))
+    }
+    let key = crate::r1cs::ShapeKey::new(ParamsFor::Seal(proof).circuit_id()?);
+    let p = with_shape!(
+        u64::from(proof.sector_size()),
+        random,
+        proof.as_v1_config(),
+        seed,
+    )?;
+    Ok(p.with_shape_key(key))
+}
+
+fn circuits(
+    c1_output: &[u8],
+    sector_number: u64,
+    prover_id: [u8; 32],
+    walk_only: bool,
+) -> Result<CircuitSet> {
     let c1: SealCommitPhase1Output = serde_json::from_slice(c1_output).map_err(|e| {
         fil_error(
             ErrorKind::InvalidInput,
@@ -64,7 +124,14 @@ pub fn porep_c2_circuits(
             "registered proof {registered:?} is not a v1 PoRep"
         )));
     }
-    let partitions = with_shape!(registered_size, partitions_of, c1, sector_number, prover_id,)?;
+    let partitions = with_shape!(
+        registered_size,
+        partitions_of,
+        c1,
+        sector_number,
+        prover_id,
+        walk_only,
+    )?;
     CircuitSet::new(JobKind::PoRep, ParamsFor::Seal(registered), partitions)
 }
 
@@ -96,6 +163,7 @@ fn partitions_of<Tree: 'static + MerkleTreeTrait>(
     c1: SealCommitPhase1Output,
     sector_number: u64,
     prover_id: [u8; 32],
+    walk_only: bool,
 ) -> Result<Vec<PartitionCircuit>> {
     let SealCommitPhase1Output {
         registered_proof,
@@ -197,7 +265,7 @@ fn partitions_of<Tree: 'static + MerkleTreeTrait>(
                 )
                 .map_err(|e| fil_error(ErrorKind::InvalidInput, "PoRep circuit", e))?;
                 // The same circuit, whose witness run skips the SHA-256 gadgets.
-                PorepPartition::new(circuit, &ctx.public_inputs, &proofs)
+                PorepPartition::new((!walk_only).then_some(circuit), &ctx.public_inputs, &proofs)
             })
         })
         .collect())

@@ -15,6 +15,13 @@
 //! whole assignment against bellperson's synthesis; any drift of a future storage-proofs
 //! shows there first.
 //!
+//! On a system that records or proves, the walk calls the SHA-256 gadgets themselves
+//! (storage-proofs' `create_label_circuit` and `PoRCircuit`), so it is the whole circuit
+//! there too: its recorded R1CS is checked equal to `StackedCircuit`'s. That is what lets
+//! [`PorepPartition::random`] stand in for a partition of any sector size with random
+//! values (the shape, and so the work, does not depend on them) where no sealed sector is
+//! at hand: the synthesis bench's 32GiB partition.
+//!
 //! storage-proofs keeps a column proof's fields and a labeling proof's node crate-private;
 //! both are serde types, and their bincode form is read back into the parts needed here.
 
@@ -31,7 +38,7 @@ use serde::Deserialize;
 use storage_proofs_core::gadgets::por::{AuthPath, PoRCircuit};
 use storage_proofs_core::gadgets::{constraint, encode::encode, insertion::insert};
 use storage_proofs_core::gadgets::{uint64::UInt64, variables::Root};
-use storage_proofs_core::merkle::{MerkleProof, MerkleProofTrait};
+use storage_proofs_core::merkle::{BinaryMerkleTree, MerkleProof, MerkleProofTrait};
 use storage_proofs_core::util::reverse_bit_numbering;
 use storage_proofs_porep::stacked::{self, StackedCircuit};
 use typenum::{U11, U2};
@@ -48,18 +55,20 @@ type TreeProof<Tree> = MerkleProof<
 >;
 type Domain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
 
-/// One PoRep partition: storage-proofs' circuit, and what its witness walk reads.
+/// One PoRep partition: storage-proofs' circuit, and what the walk reads.
 pub(super) struct PorepPartition<Tree: 'static + MerkleTreeTrait> {
-    circuit: StackedCircuit<Tree, DefaultPieceHasher>,
+    /// For systems that record or prove; without it (random values, or a test of the walk
+    /// itself) every system walks.
+    circuit: Option<StackedCircuit<Tree, DefaultPieceHasher>>,
     witness: Values,
     _tree: std::marker::PhantomData<Tree>,
 }
 
 impl<Tree: 'static + MerkleTreeTrait> PorepPartition<Tree> {
     /// `circuit` is `StackedCompound::circuit` of `proofs` (its vanilla proofs) and these
-    /// public inputs.
+    /// public inputs; `None` to walk on every system.
     pub(super) fn new(
-        circuit: StackedCircuit<Tree, DefaultPieceHasher>,
+        circuit: Option<StackedCircuit<Tree, DefaultPieceHasher>>,
         public: &stacked::PublicInputs<Domain<Tree>, <DefaultPieceHasher as Hasher>::Domain>,
         proofs: &[stacked::Proof<Tree, DefaultPieceHasher>],
     ) -> Result<Self> {
@@ -69,14 +78,26 @@ impl<Tree: 'static + MerkleTreeTrait> PorepPartition<Tree> {
             _tree: std::marker::PhantomData,
         })
     }
+
+    /// A partition of `params`' shape with random values from `rng`: the circuit's work,
+    /// not a provable statement (its proof would not verify).
+    pub(super) fn random(
+        params: &stacked::PublicParams<Tree>,
+        rng: &mut dyn rand_core::RngCore,
+    ) -> Self {
+        PorepPartition {
+            circuit: None,
+            witness: Values::random::<Tree>(params, rng),
+            _tree: std::marker::PhantomData,
+        }
+    }
 }
 
 impl<Tree: 'static + MerkleTreeTrait> Circuit<Fr> for PorepPartition<Tree> {
     fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
-        if cs.is_witness_generator() {
-            self.witness.synthesize::<Tree, _>(cs)
-        } else {
-            self.circuit.synthesize(cs)
+        match self.circuit {
+            Some(circuit) if !cs.is_witness_generator() => circuit.synthesize(cs),
+            _ => self.witness.synthesize::<Tree, _>(cs),
         }
     }
 }
@@ -192,6 +213,52 @@ impl Values {
         })
     }
 
+    /// Random values in `params`' shape: its challenges per partition, layers, parents and
+    /// tree paths (the data tree binary, the others `Tree`'s arities).
+    fn random<Tree: 'static + MerkleTreeTrait>(
+        params: &stacked::PublicParams<Tree>,
+        rng: &mut dyn rand_core::RngCore,
+    ) -> Self {
+        use storage_proofs_core::drgraph::Graph;
+        let nodes = params.graph.size();
+        let layers = params.num_layers;
+        let (drg, exp) = (
+            params.graph.base_graph().degree(),
+            params.graph.expansion_degree(),
+        );
+        let challenges = (0..params.challenges.num_challenges_per_partition())
+            .map(|_| {
+                let challenge = rng.next_u64() % nodes as u64;
+                ChallengeValues {
+                    challenge,
+                    data_leaf: random_fr(rng),
+                    comm_d_path: (0..nodes.trailing_zeros())
+                        .map(|level| {
+                            let bit = ((challenge >> level) & 1) as usize;
+                            (vec![Some(random_fr(rng))], Some(bit))
+                        })
+                        .collect(),
+                    comm_r_last_path: random_path::<Tree>(nodes, rng),
+                    comm_c_path: random_path::<Tree>(nodes, rng),
+                    drg_parents: (0..drg)
+                        .map(|_| random_column::<Tree>(layers, nodes, rng))
+                        .collect(),
+                    exp_parents: (0..exp)
+                        .map(|_| random_column::<Tree>(layers, nodes, rng))
+                        .collect(),
+                }
+            })
+            .collect();
+        Values {
+            replica_id: random_fr(rng),
+            comm_d: random_fr(rng),
+            comm_r: random_fr(rng),
+            comm_r_last: random_fr(rng),
+            comm_c: random_fr(rng),
+            challenges,
+        }
+    }
+
     /// `StackedCircuit::synthesize`.
     fn synthesize<Tree: 'static + MerkleTreeTrait, CS: ConstraintSystem<Fr>>(
         self,
@@ -252,11 +319,20 @@ impl ChallengeValues {
         replica_id: &[Boolean],
     ) -> Result<(), SynthesisError> {
         let data_leaf = AllocatedNum::alloc(cs.namespace(|| "data_leaf"), || Ok(self.data_leaf))?;
-        comm_d_inclusion(
-            &mut cs.namespace(|| "comm_d_inclusion"),
-            &self.comm_d_path,
-            &data_leaf,
-        )?;
+        if cs.is_witness_generator() {
+            comm_d_inclusion(
+                &mut cs.namespace(|| "comm_d_inclusion"),
+                &self.comm_d_path,
+                &data_leaf,
+            )?;
+        } else {
+            inclusion::<BinaryMerkleTree<DefaultPieceHasher>, _>(
+                cs.namespace(|| "comm_d_inclusion"),
+                self.comm_d_path,
+                comm_d,
+                &data_leaf,
+            )?;
+        }
 
         let parents = |columns: &[ColumnValues], cs: &mut CS| {
             columns
@@ -313,14 +389,58 @@ impl ChallengeValues {
         inclusion::<Tree, _>(&mut *cs, self.comm_r_last_path, comm_r_last, &encoded)?;
         let column_hash = hash_column(&mut *cs, &labels)?;
         inclusion::<Tree, _>(&mut *cs, self.comm_c_path, comm_c, &column_hash)?;
-        // comm_d itself is the root the data path reaches: an equality, no allocation.
-        let _ = comm_d;
         Ok(())
     }
 }
 
-/// `create_label_circuit`: SHA-256 of replica id, layer, node and the parents' labels, each
-/// padded to 32 bytes, packed into a field element.
+fn random_fr(rng: &mut dyn rand_core::RngCore) -> Fr {
+    <Fr as ff::Field>::random(rng)
+}
+
+/// A path in a tree of `Tree`'s shape over `nodes` leaves: `arity - 1` siblings and an index
+/// per level, the base levels then the sub and top tree's.
+fn random_path<Tree: 'static + MerkleTreeTrait>(
+    nodes: usize,
+    rng: &mut dyn rand_core::RngCore,
+) -> PathOptions {
+    use storage_proofs_core::merkle::base_path_length;
+    use typenum::Unsigned;
+    let levels = base_path_length::<Tree::Arity, Tree::SubTreeArity, Tree::TopTreeArity>(nodes);
+    let mut arities = vec![Tree::Arity::to_usize(); levels];
+    arities.extend(
+        [
+            Tree::SubTreeArity::to_usize(),
+            Tree::TopTreeArity::to_usize(),
+        ]
+        .into_iter()
+        .filter(|&a| a > 0),
+    );
+    arities
+        .into_iter()
+        .map(|a| {
+            let index = rng.next_u32() as usize % a;
+            (
+                (0..a - 1).map(|_| Some(random_fr(rng))).collect(),
+                Some(index),
+            )
+        })
+        .collect()
+}
+
+fn random_column<Tree: 'static + MerkleTreeTrait>(
+    layers: usize,
+    nodes: usize,
+    rng: &mut dyn rand_core::RngCore,
+) -> ColumnValues {
+    ColumnValues {
+        rows: (0..layers).map(|_| random_fr(rng)).collect(),
+        path: random_path::<Tree>(nodes, rng),
+    }
+}
+
+/// `create_label_circuit` (itself, where the system is not a witness generator): SHA-256 of
+/// replica id, layer, node and the parents' labels, each padded to 32 bytes, packed into a
+/// field element.
 fn label<CS: ConstraintSystem<Fr>>(
     cs: &mut CS,
     replica_id: &[Boolean],
@@ -333,6 +453,15 @@ fn label<CS: ConstraintSystem<Fr>>(
             bits.push(Boolean::constant(false));
         }
     };
+    if !cs.is_witness_generator() {
+        return storage_proofs_porep::stacked::create_label_circuit(
+            cs.namespace(|| "create_label"),
+            replica_id,
+            parents.to_vec(),
+            bellperson::gadgets::uint32::UInt32::constant(layer),
+            node.clone(),
+        );
+    }
     let mut preimage = replica_id.to_vec();
     pad(&mut preimage, 256);
     preimage.extend(
@@ -351,9 +480,9 @@ fn label<CS: ConstraintSystem<Fr>>(
     sha256::pack_bits(cs, &bits[..Fr::CAPACITY as usize])
 }
 
-/// The comm_d inclusion: `PoRCircuit` over the binary SHA-256 data tree (one index bit and
-/// one sibling per level, no sub or top tree), the path bits packed into inputs. The root
-/// is comm_d, an equality only.
+/// The comm_d inclusion for a witness generator: `PoRCircuit` over the binary SHA-256 data
+/// tree (one index bit and one sibling per level, no sub or top tree), the path bits packed
+/// into inputs. The root is comm_d, an equality only.
 fn comm_d_inclusion<CS: ConstraintSystem<Fr>>(
     cs: &mut CS,
     path: &PathOptions,

@@ -178,7 +178,8 @@ fn main() {
         let (mut synth, mut wit, mut matvec) = (Vec::new(), Vec::new(), Vec::new());
         let mut last = None;
         for _ in 0..b.runs {
-            last = None;
+            // The previous run's assignments go before this run makes its own.
+            drop(last.take());
             let c = (b.make)();
             let t = Instant::now();
             let want = c.synthesize().expect("synthesize");

@@ -163,9 +163,10 @@ impl Worker {
         let d = self.device_index;
         let rotation = &shared.rotation;
         let policy = *rotation.policy();
-        let queue_wait = work.queued_at.elapsed();
-        shared.stats.queue_wait.record(queue_wait);
-        work.job.timings.add_queue_wait(queue_wait);
+        // Recorded once the partition has its seat (below): one whose device leaves rotation
+        // while it waits for the mutex goes back to the queue, its wait still running.
+        let queued_at = work.queued_at;
+        let queue_wait = queued_at.elapsed();
         let Work {
             job,
             index,
@@ -228,7 +229,7 @@ impl Worker {
                             deferred,
                             eval_res,
                             rest_res,
-                            queued_at: Instant::now(),
+                            queued_at,
                             ready_slot: None,
                             faults,
                             cpu_fallback: false,
@@ -249,6 +250,8 @@ impl Worker {
             }
         };
         let (guard, acquired) = held;
+        shared.stats.queue_wait.record(queue_wait);
+        job.timings.add_queue_wait(queue_wait);
         let (backend, injector): (&dyn StartPhase, _) = match seat {
             Seat::Device => (&*self.device.backend, self.faults.as_deref()),
             // Injected faults are the devices'; the fallback is the host.

@@ -143,34 +143,43 @@ impl Word {
         })
     }
 
+    /// `ch` (`(a and b) xor (not a and c)`) bit by bit, as the gadget's `sha256_ch`.
     fn ch<CS: ConstraintSystem<Scalar>>(
         cs: &mut CS,
         a: &Word,
         b: &Word,
         c: &Word,
     ) -> Result<Word, SynthesisError> {
-        let bits = (0..32)
-            .map(|i| Boolean::sha256_ch(&mut *cs, &a.bits[i], &b.bits[i], &c.bits[i]))
-            .collect::<Result<_, _>>()?;
-        Ok(Word {
-            bits,
-            value: (a.value & b.value) ^ (!a.value & c.value),
+        let value = (a.value & b.value) ^ (!a.value & c.value);
+        Word::bitwise3(cs, [a, b, c], value, |cs, x, y, z| {
+            Boolean::sha256_ch(cs, x, y, z)
         })
     }
 
+    /// `maj` (the majority of a, b, c) bit by bit, as the gadget's `sha256_maj`.
     fn maj<CS: ConstraintSystem<Scalar>>(
         cs: &mut CS,
         a: &Word,
         b: &Word,
         c: &Word,
     ) -> Result<Word, SynthesisError> {
-        let bits = (0..32)
-            .map(|i| Boolean::sha256_maj(&mut *cs, &a.bits[i], &b.bits[i], &c.bits[i]))
-            .collect::<Result<_, _>>()?;
-        Ok(Word {
-            bits,
-            value: (a.value & b.value) ^ (a.value & c.value) ^ (b.value & c.value),
+        let value = (a.value & b.value) ^ (a.value & c.value) ^ (b.value & c.value);
+        Word::bitwise3(cs, [a, b, c], value, |cs, x, y, z| {
+            Boolean::sha256_maj(cs, x, y, z)
         })
+    }
+
+    /// Applies bellpepper's three-input `Boolean` operation `op` at each bit position.
+    fn bitwise3<CS: ConstraintSystem<Scalar>>(
+        cs: &mut CS,
+        [a, b, c]: [&Word; 3],
+        value: u32,
+        op: impl Fn(&mut CS, &Boolean, &Boolean, &Boolean) -> Result<Boolean, SynthesisError>,
+    ) -> Result<Word, SynthesisError> {
+        let bits = (0..32)
+            .map(|i| op(&mut *cs, &a.bits[i], &b.bits[i], &c.bits[i]))
+            .collect::<Result<_, _>>()?;
+        Ok(Word { bits, value })
     }
 
     /// The sum modulo 2^32. Like the gadget: a constant when every operand bit is constant;

@@ -68,14 +68,7 @@ pub fn porep_random_partition(
         seed: u64,
     ) -> Result<PartitionCircuit> {
         use rand_core::SeedableRng;
-        let public_params =
-            StackedCompound::<Tree, DefaultPieceHasher>::setup(&compound_proof::SetupParams {
-                vanilla_params: setup_params(&config)
-                    .map_err(|e| fil_error(ErrorKind::InvalidInput, "PoRep setup params", e))?,
-                partitions: Some(usize::from(config.partitions)),
-                priority: false,
-            })
-            .map_err(|e| fil_error(ErrorKind::Internal, "PoRep public params", e))?;
+        let public_params = public_params::<Tree>(&config)?;
         Ok(PartitionCircuit::build(move || {
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
             Ok(PorepPartition::<Tree>::random(
@@ -153,6 +146,19 @@ type PublicInputs<Tree> = stacked::PublicInputs<
     <DefaultPieceHasher as filecoin_hashers::Hasher>::Domain,
 >;
 
+/// storage-proofs' public params of `config`'s circuit, as filecoin-proofs sets them up.
+fn public_params<Tree: 'static + MerkleTreeTrait>(
+    config: &filecoin_proofs::types::PoRepConfig,
+) -> Result<PublicParams<Tree>> {
+    StackedCompound::<Tree, DefaultPieceHasher>::setup(&compound_proof::SetupParams {
+        vanilla_params: setup_params(config)
+            .map_err(|e| fil_error(ErrorKind::InvalidInput, "PoRep setup params", e))?,
+        partitions: Some(usize::from(config.partitions)),
+        priority: false,
+    })
+    .map_err(|e| fil_error(ErrorKind::Internal, "PoRep public params", e))
+}
+
 /// What every partition of one C2 shares.
 struct Context<Tree: 'static + MerkleTreeTrait> {
     public_inputs: PublicInputs<Tree>,
@@ -227,14 +233,7 @@ fn partitions_of<Tree: 'static + MerkleTreeTrait>(
         )));
     }
 
-    let public_params =
-        StackedCompound::<Tree, DefaultPieceHasher>::setup(&compound_proof::SetupParams {
-            vanilla_params: setup_params(&config)
-                .map_err(|e| fil_error(ErrorKind::InvalidInput, "PoRep setup params", e))?,
-            partitions: Some(expected),
-            priority: false,
-        })
-        .map_err(|e| fil_error(ErrorKind::Internal, "PoRep public params", e))?;
+    let public_params = public_params::<Tree>(&config)?;
     let ctx = Arc::new(Context::<Tree> {
         public_inputs: stacked::PublicInputs {
             replica_id,
@@ -282,14 +281,7 @@ pub(crate) fn test_srs(
         config: filecoin_proofs::types::PoRepConfig,
         waste: &crate::fixtures::ToxicWaste,
     ) -> Result<crate::groth16::Srs> {
-        let public_params =
-            StackedCompound::<Tree, DefaultPieceHasher>::setup(&compound_proof::SetupParams {
-                vanilla_params: setup_params(&config)
-                    .map_err(|e| fil_error(ErrorKind::InvalidInput, "PoRep setup params", e))?,
-                partitions: Some(usize::from(config.partitions)),
-                priority: false,
-            })
-            .map_err(|e| fil_error(ErrorKind::Internal, "PoRep public params", e))?;
+        let public_params = public_params::<Tree>(&config)?;
         let circuit = <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
             StackedDrg<'_, Tree, DefaultPieceHasher>,
             _,

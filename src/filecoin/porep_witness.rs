@@ -61,7 +61,6 @@ pub(super) struct PorepPartition<Tree: 'static + MerkleTreeTrait> {
     /// itself) every system walks.
     circuit: Option<StackedCircuit<Tree, DefaultPieceHasher>>,
     witness: Values,
-    _tree: std::marker::PhantomData<Tree>,
 }
 
 impl<Tree: 'static + MerkleTreeTrait> PorepPartition<Tree> {
@@ -75,10 +74,10 @@ impl<Tree: 'static + MerkleTreeTrait> PorepPartition<Tree> {
         Ok(PorepPartition {
             circuit,
             witness: Values::new::<Tree>(public, proofs)?,
-            _tree: std::marker::PhantomData,
         })
     }
 
+    #[cfg(feature = "test-fixtures")]
     /// A partition of `params`' shape with random values from `rng`: the circuit's work,
     /// not a provable statement (its proof would not verify).
     pub(super) fn random(
@@ -88,7 +87,6 @@ impl<Tree: 'static + MerkleTreeTrait> PorepPartition<Tree> {
         PorepPartition {
             circuit: None,
             witness: Values::random::<Tree>(params, rng),
-            _tree: std::marker::PhantomData,
         }
     }
 }
@@ -213,6 +211,7 @@ impl Values {
         })
     }
 
+    #[cfg(feature = "test-fixtures")]
     /// Random values in `params`' shape: its challenges per partition, layers, parents and
     /// tree paths (the data tree binary, the others `Tree`'s arities).
     fn random<Tree: 'static + MerkleTreeTrait>(
@@ -393,10 +392,12 @@ impl ChallengeValues {
     }
 }
 
+#[cfg(feature = "test-fixtures")]
 fn random_fr(rng: &mut dyn rand_core::RngCore) -> Fr {
     <Fr as ff::Field>::random(rng)
 }
 
+#[cfg(feature = "test-fixtures")]
 /// A path in a tree of `Tree`'s shape over `nodes` leaves: `arity - 1` siblings and an index
 /// per level, the base levels then the sub and top tree's.
 fn random_path<Tree: 'static + MerkleTreeTrait>(
@@ -427,6 +428,7 @@ fn random_path<Tree: 'static + MerkleTreeTrait>(
         .collect()
 }
 
+#[cfg(feature = "test-fixtures")]
 fn random_column<Tree: 'static + MerkleTreeTrait>(
     layers: usize,
     nodes: usize,

@@ -17,6 +17,7 @@ use crossbeam_channel::Sender;
 use blstrs::G1Projective;
 use group::Group;
 
+use super::budget::Reservation;
 use super::device::{Acquired, DeviceGuard};
 use super::faults::{is_device_fault, on_fault, on_stranded, FaultInjector, Retry};
 use super::finalizer::Finalize;
@@ -97,6 +98,19 @@ fn call_start(
         }
     }
     r
+}
+
+/// Once a start phase has taken its evaluations: the reservation of what it took (the
+/// copy's, when the original was kept for a retry), and the kept original with its own.
+fn consumed_and_kept(
+    kept: Option<Evaluations>,
+    copy_res: Option<Reservation>,
+    eval_res: Reservation,
+) -> (Reservation, Option<(Evaluations, Reservation)>) {
+    match (kept, copy_res) {
+        (Some(e), Some(copy)) => (copy, Some((e, eval_res))),
+        _ => (eval_res, None),
+    }
 }
 
 impl Worker {
@@ -335,10 +349,7 @@ impl Worker {
 
         // The start phase consumed the evaluations it was given: their share of the
         // budget goes back (the copy's, when the original is kept for a retry).
-        let (consumed, kept) = match (kept, copy_res) {
-            (Some(e), Some(copy)) => (copy, Some((e, eval_res))),
-            _ => (eval_res, None),
-        };
+        let (consumed, kept) = consumed_and_kept(kept, copy_res, eval_res);
         let eval_bytes = consumed.bytes();
         drop(consumed);
         shared.report_freed(eval_bytes);
@@ -451,10 +462,7 @@ impl Worker {
         let compute = guard.held();
         drop(guard);
         job.timings.add_device(compute);
-        let (in_call, kept) = match (kept, copy_res) {
-            (Some(e), Some(copy)) => (copy, Some((e, eval_res))),
-            _ => (eval_res, None),
-        };
+        let (in_call, kept) = consumed_and_kept(kept, copy_res, eval_res);
         let copy = match deferred.is_some() || kept.is_some() {
             true => shared.budget.try_reserve(rest_res.bytes()).ok(),
             false => None,

@@ -601,3 +601,173 @@ fn a_partition_hung_on_the_only_device_is_proved_on_the_cpu_fallback() {
     let s = engine.shutdown();
     assert_eq!(s.jobs_failed, 0);
 }
+
+/// A start hook that logs each call's (job, partition) and, while closed, blocks the calls
+/// `blocks` picks (given the call's number for its partition: 1 on its first start).
+struct Gate {
+    closed: std::sync::Mutex<bool>,
+    opened: std::sync::Condvar,
+    log: std::sync::Mutex<Vec<(u64, usize)>>,
+}
+
+impl Gate {
+    fn new() -> Arc<Gate> {
+        Arc::new(Gate {
+            closed: std::sync::Mutex::new(false),
+            opened: std::sync::Condvar::new(),
+            log: std::sync::Mutex::new(Vec::new()),
+        })
+    }
+
+    /// An engine of one device with two workers (the second must not take a partition to
+    /// wait for the fallback's lock), with this gate as its start hook.
+    fn engine(
+        self: &Arc<Self>,
+        faults: FaultPolicy,
+        inj: &Arc<FaultInjector>,
+        blocks: impl Fn(usize) -> bool + Send + Sync + 'static,
+    ) -> Engine {
+        let gate = self.clone();
+        let hook: cuzk::engine::PartitionHook = Arc::new(move |job, partition| {
+            let mut log = gate.log.lock().unwrap();
+            log.push((job, partition));
+            let nth = log.iter().filter(|&&c| c == (job, partition)).count();
+            drop(log);
+            if blocks(nth) {
+                let mut closed = gate.closed.lock().unwrap();
+                while *closed {
+                    closed = gate.opened.wait(closed).unwrap();
+                }
+            }
+        });
+        Engine::new(EngineConfig {
+            faults,
+            hooks: Hooks {
+                faults: Some(inj.clone()),
+                on_device_start: Some(hook),
+                ..Hooks::default()
+            },
+            ..config(Device::cpu(1), 2)
+        })
+        .unwrap()
+    }
+
+    fn close(&self) {
+        *self.closed.lock().unwrap() = true;
+    }
+
+    fn open(&self) {
+        *self.closed.lock().unwrap() = false;
+        self.opened.notify_all();
+    }
+
+    fn calls(&self) -> Vec<(u64, usize)> {
+        self.log.lock().unwrap().clone()
+    }
+}
+
+fn submit_at(engine: &Engine, f: &Fixture, parts: Vec<Assignment>, priority: Priority) -> Job {
+    engine
+        .submit(JobRequest {
+            priority: Some(priority),
+            ..JobRequest::new(f.srs.clone(), JobInput::Ready(parts), JobKind::Other)
+        })
+        .expect("admitted")
+}
+
+fn finish_ok(f: &Fixture, job: Job, publics: &[Vec<blstrs::Scalar>]) {
+    let proofs = job.finish(PATIENCE).expect("proved");
+    assert!(proofs.iter().zip(publics).all(|(p, x)| verifies(f, p, x)));
+}
+
+/// Long enough for a worker that would take a second partition to the fallback's lock to
+/// have popped it.
+const SETTLE: Duration = Duration::from_millis(300);
+
+#[test]
+fn while_no_device_is_in_rotation_one_partition_at_a_time_leaves_the_queue_for_the_fallback() {
+    let f = fixture();
+    let inj = FaultInjector::new();
+    let gate = Gate::new();
+    // One fault sends the only device out for an hour: from then on the fallback proves.
+    let policy = FaultPolicy {
+        out_of_rotation_after: 1,
+        probe_delay: Duration::from_secs(3600),
+        cpu_fallback: true,
+        ..FaultPolicy::default()
+    };
+    let engine = gate.engine(policy, &inj, |_| true);
+    inj.fail_starts(0, 1);
+    let mut seed = 1400;
+    prove_ok(&engine, &f, &mut seed, 1);
+    assert_eq!(engine.stats().devices_out_of_rotation, 1);
+    let before = gate.calls().len();
+
+    gate.close();
+    let (parts, low_publics) = partitions(1410, 2);
+    let low = submit_at(&engine, &f, parts, Priority::Other);
+    assert!(eventually(|| gate.calls().len() == before + 1));
+    std::thread::sleep(SETTLE);
+    // The fallback proves partition 0; partition 1 waits in the queue, not in a worker.
+    assert_eq!(
+        engine.stats().queue_depth[Priority::Other.index()],
+        1,
+        "a second partition left the queue to wait for the fallback"
+    );
+    // So a WinningPoSt partition submitted now goes before it.
+    let (parts, high_publics) = partitions(1420, 1);
+    let high = submit_at(&engine, &f, parts, Priority::WinningPost);
+    assert!(eventually(|| engine.stats().queue_depth
+        [Priority::WinningPost.index()]
+        == 1));
+    gate.open();
+    let order = [(low.seq(), 0), (high.seq(), 0), (low.seq(), 1)];
+    finish_ok(&f, low, &low_publics);
+    finish_ok(&f, high, &high_publics);
+    assert_eq!(gate.calls()[before..], order, "fallback start order");
+    let s = engine.shutdown();
+    assert_eq!((s.cpu_fallbacks, s.jobs_failed), (4, 0));
+    assert_eq!(started(&s), 1);
+}
+
+#[test]
+fn a_partition_waiting_for_the_fallback_leaves_the_device_s_workers_free() {
+    let f = fixture();
+    let inj = FaultInjector::new();
+    let gate = Gate::new();
+    // One attempt on the device, then the fallback; the device never leaves rotation.
+    let policy = FaultPolicy {
+        max_attempts: 1,
+        out_of_rotation_after: 0,
+        cpu_fallback: true,
+        ..FaultPolicy::default()
+    };
+    // A partition's second start is its fallback one: that one blocks while the gate is
+    // closed.
+    let engine = gate.engine(policy, &inj, |nth| nth == 2);
+    gate.close();
+    inj.fail_starts(0, 2);
+    let (parts, failing_publics) = partitions(1500, 2);
+    let failing = submit_at(&engine, &f, parts, Priority::Other);
+    // Both partitions failed on the device; one is on the fallback, blocked.
+    assert!(eventually(|| gate.calls().len() == 3));
+    std::thread::sleep(SETTLE);
+    assert_eq!(
+        engine.stats().queue_depth[Priority::Other.index()],
+        1,
+        "the second partition left the queue to wait for the fallback"
+    );
+    // The device has a worker free for a job that needs no fallback (it would wait for
+    // the gate if the other worker sat on the fallback's lock).
+    let (parts, publics) = partitions(1510, 1);
+    let proofs = submit_at(&engine, &f, parts, Priority::Other)
+        .finish(Duration::from_secs(30))
+        .expect("proved on the device while the fallback is busy");
+    assert!(verifies(&f, &proofs[0], &publics[0]));
+    gate.open();
+    finish_ok(&f, failing, &failing_publics);
+    let s = engine.shutdown();
+    assert_eq!(s.cpu_fallbacks, 2);
+    assert_eq!((faults(&s), started(&s)), (vec![2], 3));
+    assert_eq!(s.jobs_failed, 0);
+}

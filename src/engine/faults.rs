@@ -128,9 +128,38 @@ pub struct FaultInjector {
     fail: [AtomicU32; MAX_DEVICES],
     corrupt: [AtomicU32; MAX_DEVICES],
     hang: [AtomicU32; MAX_DEVICES],
-    /// Per device, whether a hung start phase stays blocked (until `release`).
-    held: Mutex<[bool; MAX_DEVICES]>,
+    /// Per device, whether a hung start phase stays blocked, and how many `release`s there
+    /// were: a start blocked before the last release goes on even if `hang_starts` holds
+    /// the device again before it wakes.
+    held: Mutex<[(bool, u64); MAX_DEVICES]>,
     released: Condvar,
+    /// Every injection a start phase took, in order.
+    taken: Mutex<Vec<Injected>>,
+}
+
+/// What an injected fault did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InjectedFault {
+    /// The start phase failed (`fail_starts`).
+    Fail,
+    /// Its result was corrupted (`corrupt_results`).
+    Corrupt,
+    /// It blocked until `release` (`hang_starts`), then returned normally: a hung start
+    /// phase takes no other injection.
+    Hang,
+}
+
+/// An injection a start phase took: which device, job and partition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Injected {
+    /// The device's index.
+    pub device: usize,
+    /// The job's sequence number ([`Job::seq`](super::Job::seq)).
+    pub job: u64,
+    /// The partition's index in its job.
+    pub partition: usize,
+    /// What it did.
+    pub fault: InjectedFault,
 }
 
 impl FaultInjector {
@@ -154,34 +183,63 @@ impl FaultInjector {
     /// Device `device`'s next `n` start phases block, as a device stuck in a call would,
     /// until [`FaultInjector::release`].
     pub fn hang_starts(&self, device: usize, n: u32) {
-        self.held.lock().unwrap_or_else(|p| p.into_inner())[device] = true;
+        self.held.lock().unwrap_or_else(|p| p.into_inner())[device].0 = true;
         Self::add(&self.hang[device], n);
     }
 
     /// Device `device`'s blocked start phases go on (and return normally); those still to
     /// hang no longer block, until `hang_starts` again.
     pub fn release(&self, device: usize) {
-        self.held.lock().unwrap_or_else(|p| p.into_inner())[device] = false;
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        held[device] = (false, held[device].1 + 1);
+        drop(held);
         self.released.notify_all();
     }
 
     /// Device `device` injects nothing more (and a hung start phase there goes on).
     pub fn heal(&self, device: usize) {
-        self.fail[device].store(0, Relaxed);
-        self.corrupt[device].store(0, Relaxed);
-        self.hang[device].store(0, Relaxed);
+        self.disarm(device);
         self.release(device);
     }
 
-    /// Blocks while device `device`'s start phase now is to hang.
-    pub(crate) fn hang_if_asked(&self, device: usize) {
+    /// Device `device` injects nothing more; a start phase blocked there stays blocked
+    /// until [`FaultInjector::release`].
+    pub fn disarm(&self, device: usize) {
+        self.fail[device].store(0, Relaxed);
+        self.corrupt[device].store(0, Relaxed);
+        self.hang[device].store(0, Relaxed);
+    }
+
+    /// Every injection start phases have taken so far, in order.
+    pub fn taken(&self) -> Vec<Injected> {
+        self.taken.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn took(&self, device: usize, job: u64, partition: usize, fault: InjectedFault) {
+        let at = Injected {
+            device,
+            job,
+            partition,
+            fault,
+        };
+        self.taken
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(at);
+    }
+
+    /// Blocks while device `device`'s start phase now is to hang; returns whether it was.
+    pub(crate) fn hang_if_asked(&self, device: usize, job: u64, partition: usize) -> bool {
         if !self.hang.get(device).is_some_and(Self::take) {
-            return;
+            return false;
         }
+        self.took(device, job, partition, InjectedFault::Hang);
         let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
-        while held[device] {
+        let releases = held[device].1;
+        while held[device] == (true, releases) {
             held = self.released.wait(held).unwrap_or_else(|p| p.into_inner());
         }
+        true
     }
 
     fn add(counter: &AtomicU32, n: u32) {
@@ -195,13 +253,21 @@ impl FaultInjector {
     }
 
     /// Whether device `device`'s start phase now is to fail.
-    pub(crate) fn take_fail(&self, device: usize) -> bool {
-        self.fail.get(device).is_some_and(Self::take)
+    pub(crate) fn take_fail(&self, device: usize, job: u64, partition: usize) -> bool {
+        let yes = self.fail.get(device).is_some_and(Self::take);
+        if yes {
+            self.took(device, job, partition, InjectedFault::Fail);
+        }
+        yes
     }
 
     /// Whether device `device`'s result now is to be corrupted.
-    pub(crate) fn take_corrupt(&self, device: usize) -> bool {
-        self.corrupt.get(device).is_some_and(Self::take)
+    pub(crate) fn take_corrupt(&self, device: usize, job: u64, partition: usize) -> bool {
+        let yes = self.corrupt.get(device).is_some_and(Self::take);
+        if yes {
+            self.took(device, job, partition, InjectedFault::Corrupt);
+        }
+        yes
     }
 }
 

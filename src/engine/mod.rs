@@ -52,7 +52,7 @@ mod worker;
 
 pub use budget::{default_budget, default_safety_margin, total_memory, MemoryBudget, Reservation};
 pub use device::{Acquired, Device, DeviceGuard, DeviceMutex};
-pub use faults::{FaultInjector, FaultPolicy};
+pub use faults::{FaultInjector, FaultPolicy, Injected, InjectedFault};
 pub use job::{Job, JobStatus, JobTimings};
 pub use lock::{engine_locks_held, TrackedGuard, TrackedMutex};
 pub use params::{LoadedParams, ParamsRegistry};
@@ -61,7 +61,7 @@ pub use request::{JobInput, JobKind, JobRequest, PartitionCircuit, JOB_KINDS};
 pub use trimmer::{malloc_trim, FreedCounter, TrimFn, TrimPolicy, Trimmer};
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -227,6 +227,8 @@ pub(crate) struct Shared {
     /// Held around a start phase on the CPU fallback: one at a time, since the CPU backend
     /// uses every core.
     pub(crate) cpu_fallback: TrackedMutex<()>,
+    /// Start phases abandoned past their deadline that have not returned yet.
+    pub(crate) stuck_calls: AtomicUsize,
     next_seq: AtomicU64,
 }
 
@@ -377,6 +379,7 @@ impl Engine {
                 stats.clone(),
             ),
             cpu_fallback: TrackedMutex::new(()),
+            stuck_calls: AtomicUsize::new(0),
             stats,
             r1cs: match &config.recordings_dir {
                 Some(dir) => R1csCache::with_dir(dir),
@@ -711,6 +714,13 @@ impl Engine {
     /// The memory budget.
     pub fn memory_budget(&self) -> &MemoryBudget {
         &self.shared.budget
+    }
+
+    /// Start phases abandoned past `faults.start_deadline` whose call has not returned yet
+    /// (each holds its memory reserved and its device out of rotation until it does; an
+    /// engine dropped meanwhile leaves its thread behind).
+    pub fn stuck_calls(&self) -> usize {
+        self.shared.stuck_calls.load(Relaxed)
     }
 
     /// The devices, in stats order.

@@ -7,6 +7,7 @@
 //! it does there is an atomic (budget release, freed-bytes report, stats) or a channel send
 //! to the finalizers.
 
+use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -69,6 +70,14 @@ impl Held<'_> {
     }
 }
 
+/// Where a start phase runs, for the test hook: the device, the job, the partition.
+#[derive(Clone, Copy)]
+struct At {
+    device: usize,
+    job: u64,
+    partition: usize,
+}
+
 /// The start phase itself, with the test hook's injected faults on a device.
 fn call_start(
     backend: &dyn StartPhase,
@@ -77,11 +86,18 @@ fn call_start(
     evaluations: Evaluations,
     witness: &Witness,
     injector: Option<&FaultInjector>,
-    device: usize,
+    at: At,
 ) -> Result<(PartialProof, StartTimings)> {
+    let At {
+        device,
+        job,
+        partition,
+    } = at;
+    // A start phase that hung returns normally once released: it takes no other injection.
+    let hung = injector.is_some_and(|inj| inj.hang_if_asked(device, job, partition));
+    let injector = injector.filter(|_| !hung);
     if let Some(inj) = injector {
-        inj.hang_if_asked(device);
-        if inj.take_fail(device) {
+        if inj.take_fail(device, job, partition) {
             return Err(Error::new(
                 ErrorKind::Gpu,
                 "injected fault (FaultInjector::fail_starts)",
@@ -93,7 +109,7 @@ fn call_start(
         None => backend.start(srs, evaluations, witness),
     };
     if let (Some(inj), Ok((p, _))) = (injector, &mut r) {
-        if inj.take_corrupt(device) {
+        if inj.take_corrupt(device, job, partition) {
             p.a += G1Projective::generator();
         }
     }
@@ -133,34 +149,48 @@ impl Worker {
             rotation.wait_in_rotation(d, || shared.queue.is_closed() || stranded());
             // Partitions of failed jobs the finalizers asked the queue to drop; freed
             // outside the queue's lock. A retried partition goes to a device that has not
-            // failed it yet, while one in rotation has not.
+            // failed it yet, while one in rotation has not. A partition bound for the CPU
+            // fallback is popped only with the fallback's lock, taken if free: one at a
+            // time leaves the queue for it, and the rest stay queued (in priority order,
+            // removed at once by a cancel, and there for a device that comes back) rather
+            // than pile up in workers waiting for that lock, which would also keep a device
+            // in rotation short of its workers.
+            let fallback_lock = RefCell::new(None);
             let popped = shared.queue.pop_eligible(
                 |purged| shared.drop_work(purged.into_iter().map(|(_, w)| w)),
                 |w| {
-                    w.cpu_fallback
-                        || stranded()
-                        || !w.tried_on(d)
-                        || !rotation.another(d, |o| !w.tried_on(o))
+                    if fallback && (w.cpu_fallback || rotation.none_in_rotation()) {
+                        let mut lock = fallback_lock.borrow_mut();
+                        if lock.is_none() {
+                            *lock = shared.cpu_fallback.try_lock();
+                        }
+                        return lock.is_some();
+                    }
+                    stranded() || !w.tried_on(d) || !rotation.another(d, |o| !w.tried_on(o))
                 },
             );
+            // Taken only for the partition popped (the first one the closure accepts).
+            let fallback_lock = fallback_lock.into_inner();
             let Some((key, work)) = popped else { return };
             if work.job.is_dead() {
+                drop(fallback_lock);
                 shared.drop_work([work]);
                 continue;
             }
-            let seat = if work.cpu_fallback || (fallback && rotation.none_in_rotation()) {
+            let seat = if fallback_lock.is_some() {
                 Seat::CpuFallback
             } else if rotation.in_rotation(d) {
                 Seat::Device
-            } else if rotation.all_hung() {
+            } else if !fallback && rotation.all_hung() {
                 on_stranded(shared, work);
                 continue;
             } else {
-                // The other worker's fault took the device out while this one waited.
+                // The other worker's fault took the device out while this one waited (or,
+                // with the fallback, no device is left and another worker holds it).
                 self.requeue(key, work);
                 continue;
             };
-            self.start(seat, key, work);
+            self.start(seat, fallback_lock, key, work);
         }
     }
 
@@ -170,9 +200,16 @@ impl Worker {
         }
     }
 
-    /// Runs `work`'s start phase at `seat` and hands the result to a finalizer (or, on a
-    /// device fault, to `on_fault`).
-    fn start(&self, seat: Seat, key: QueueKey, work: Work) {
+    /// Runs `work`'s start phase at `seat` (the CPU fallback: under `fallback_lock`, taken
+    /// with the pop) and hands the result to a finalizer (or, on a device fault, to
+    /// `on_fault`).
+    fn start(
+        &self,
+        seat: Seat,
+        fallback_lock: Option<TrackedGuard<'_, ()>>,
+        key: QueueKey,
+        work: Work,
+    ) {
         let shared = &*self.shared;
         let d = self.device_index;
         let rotation = &shared.rotation;
@@ -255,9 +292,8 @@ impl Worker {
             }
             Seat::CpuFallback => {
                 shared.stats.cpu_fallbacks.fetch_add(1, Relaxed);
-                let lock = shared.cpu_fallback.lock();
                 let held = Held::CpuFallback {
-                    _lock: lock,
+                    _lock: fallback_lock.expect("taken with the pop"),
                     since: Instant::now(),
                 };
                 (held, Acquired::default())
@@ -284,6 +320,11 @@ impl Worker {
             }
         }));
         let deadline = policy.start_deadline.filter(|_| seat == Seat::Device);
+        let at = At {
+            device: d,
+            job: job.seq,
+            partition: index,
+        };
         let (result, witness): (StartOutput, Witness) = match (hook, deadline) {
             (Err(p), _) => (Err(p), witness),
             (Ok(()), None) => {
@@ -295,7 +336,7 @@ impl Worker {
                         evaluations,
                         &witness,
                         injector,
-                        d,
+                        at,
                     )
                 }));
                 (r, witness)
@@ -321,7 +362,7 @@ impl Worker {
                                 evaluations,
                                 &w,
                                 inj.as_deref(),
-                                d,
+                                at,
                             )
                         }))
                     })
@@ -473,6 +514,7 @@ impl Worker {
             None => (Witness::default(), rest_res.split(0)),
         };
         drop(witness);
+        shared.stuck_calls.fetch_add(1, Relaxed);
         let on_return = {
             let shared = self.shared.clone();
             Box::new(move || {
@@ -480,6 +522,7 @@ impl Worker {
                 drop((in_call, rest_res));
                 shared.report_freed(bytes);
                 shared.rotation.hang_ended(d);
+                shared.stuck_calls.fetch_sub(1, Relaxed);
             })
         };
         call.abandon(on_return);

@@ -5,7 +5,8 @@
 //! ```text
 //! cargo build --release --locked --features test-fixtures --bin soak
 //! target/release/soak [--jobs 1000] [--seed 1] [--params DIR] [--memory-budget BYTES]
-//!     [--fault-rate 0.03] [--cancel-rate 0.03] [--bad-rate 0.03] [--threads 8]
+//!     [--fault-rate 0.03] [--hang-rate 0.004] [--start-deadline SECS] [--probe-delay 2]
+//!     [--cpu-fallback on|off] [--cancel-rate 0.03] [--bad-rate 0.03] [--threads 8]
 //!     [--kinds porep,snap,window,winning,synthetic] [--sectors 6]
 //!     [--synthetic-logs 16,18,20] [--witnesses 4] [--misdeliver]
 //! ```
@@ -21,7 +22,19 @@
 //! partitions unless `--memory-budget` says otherwise, so jobs wait for admission. Its
 //! `on_device_start` hook draws, for about `--fault-rate` of start phases, a device and makes
 //! that device's next start phase fail (`FaultInjector::fail_starts`) or its result not verify
-//! (`corrupt_results`).
+//! (`corrupt_results`), and for about `--hang-rate` of them a device whose next start phase
+//! hangs (`hang_starts`; one at a time per device). The engine's fault policy has a start
+//! deadline (`--start-deadline`, by default 10 s with GPUs, 300 s on the CPU: well above the
+//! slowest healthy start phase of these circuits there), so a hung start is a device fault
+//! and its device is hung; a releaser thread lets the stuck call go on 0.1 to 2 s after the
+//! engine counted the hang, as a device that comes back would. Devices out of rotation are
+//! probed after `--probe-delay` (2 s: with one device, every partition waits for the probe or
+//! goes to the fallback meanwhile). The CPU fallback is on unless `--cpu-fallback off`: with
+//! one device and no fallback, a hang fails every job queued while it lasts (`every device is
+//! hung`), which a run can check too but which turns a share of the mix into failed jobs.
+//! With the fallback, the CPU proves what is queued while no device is in rotation (one
+//! partition at a time, big ones for seconds: hangs are rare) and a partition whose device
+//! attempts are used up.
 //!
 //! `--threads` submitter threads take jobs 0..N in turn, one in flight each. Job j's plan
 //! comes from its own stream of the `--seed` generator, so it does not depend on which thread
@@ -43,28 +56,40 @@
 //! injected and the error names them (every attempt's device and error). Anything else
 //! (another error, a timeout, a proof that does not verify, a bad input proved) is a failure.
 //! After shutdown: the engine's accounting identities, no reserved memory left, the budget's
-//! peak within its limit, no more device faults than were injected. Exit status 1 if any
-//! check failed. `--misdeliver` checks each job's proofs against the next pool entry's inputs
+//! peak within its limit, and the faults: each device's `device_hangs` equals the hangs its
+//! start phases took (`FaultInjector::taken`), `device_faults` equals the failing starts,
+//! hangs and corrupt results taken (a corrupt result counts only if it was verified, which a
+//! job that ended first skips: the check is the range between those of proved jobs and all of
+//! them), no CPU fallback when it is off, and every hung partition's job proved (so the
+//! partition was proved elsewhere and verified), was cancelled or failed with an error naming
+//! the device (with the fallback on, only for want of budget room to retry from). Exit status
+//! 1 if any check failed. `--misdeliver` checks each job's proofs against the next pool entry's inputs
 //! instead, as if the engine had handed them to another job's caller: then every job that
 //! proved must fail its check, which shows the check would catch it.
 //!
 //! Printed at the end, one line per figure: jobs by kind and outcome, proofs verified, the
 //! faults injected, `device_faults`, `partition_retries`, `partitions_failed_after_retries`,
-//! the budget's peak against its limit, host RSS at start, before the engine (the fixtures
+//! `device_hangs`, `cpu_fallbacks`, the budget's peak against its limit, host RSS at start, before the engine (the fixtures
 //! built), after the engine is dropped and after a `malloc_trim(0)` then (freed memory still
 //! in glibc's arenas goes back with the trim; what stays is really held), and each GPU's
-//! free memory before the engine and after it is dropped. RSS is reported, not checked: on
-//! the CPU most of its growth stays after the trim (notes/runs.md, session 7).
+//! free memory before the engine and after it is dropped. With each reading: glibc's bytes in
+//! use and free in its arenas (`mallinfo2`, looked up at run time), and after the trim the
+//! resident bytes by mapping (main heap, other arenas, thread stacks, files). RSS is
+//! reported, not checked: glibc's `malloc_trim` leaves the free memory at the top of its
+//! other arenas resident (notes/engine.md). On a CPU run the bytes in use are checked: at
+//! most `ENGINE_KEEPS` more after the engine is dropped than before it (the CPU backend's
+//! domain tables, kept per process, are built before that baseline).
 //! `CUZK_LOG=cuzk::engine=warn` shows each device fault as it happens.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use cuzk::engine::{
-    FaultInjector, Hooks, JobInput, JobKind, JobRequest, PartitionCircuit, PartitionHook,
+    FaultInjector, FaultPolicy, Hooks, InjectedFault, JobInput, JobKind, JobRequest,
+    PartitionCircuit, PartitionHook,
 };
 use cuzk::filecoin::{
     proof_bytes, prove_porep_c2, prove_snap, prove_window_post, prove_winning_post, ParamsFor,
@@ -84,6 +109,12 @@ use rayon::prelude::*;
 
 /// How long a job may take before it counts as lost.
 const PATIENCE: Duration = Duration::from_secs(1800);
+
+/// How much more the allocator may have in use after the engine is dropped than before it
+/// (the domain tables built first): filecoin-proofs' verifying-key cache and other
+/// process-wide state filled during the run. Measured: about 4 MiB on the CPU
+/// (notes/runs.md, session 8).
+const ENGINE_KEEPS: u64 = 16 << 20;
 
 /// The default budget, in partitions of the largest kind: few enough that jobs wait.
 const BUDGET_PARTITIONS: u64 = 4;
@@ -165,6 +196,11 @@ struct Args {
     params: PathBuf,
     memory_budget: Option<u64>,
     fault_rate: f64,
+    hang_rate: f64,
+    /// `None`: the default for the engine's devices.
+    start_deadline: Option<Duration>,
+    probe_delay: Duration,
+    cpu_fallback: bool,
     cancel_rate: f64,
     bad_rate: f64,
     threads: usize,
@@ -185,6 +221,10 @@ fn args() -> Result<Args, String> {
         params: default_test_params_dir(),
         memory_budget: None,
         fault_rate: 0.03,
+        hang_rate: 0.004,
+        start_deadline: None,
+        probe_delay: Duration::from_secs(2),
+        cpu_fallback: true,
         cancel_rate: 0.03,
         bad_rate: 0.03,
         threads: 8,
@@ -209,8 +249,24 @@ fn args() -> Result<Args, String> {
                 _ => Err(format!("{flag} {v}: a fraction from 0 to 1")),
             }
         };
+        let secs = |v: &str| -> Result<Duration, String> {
+            v.parse::<f64>()
+                .ok()
+                .and_then(|s| Duration::try_from_secs_f64(s).ok())
+                .ok_or(format!("{flag} {v}: seconds"))
+        };
         match flag.as_str() {
             "--jobs" => a.jobs = num(&value)?,
+            "--hang-rate" => a.hang_rate = rate(&value)?,
+            "--start-deadline" => a.start_deadline = Some(secs(&value)?),
+            "--probe-delay" => a.probe_delay = secs(&value)?,
+            "--cpu-fallback" => {
+                a.cpu_fallback = match value.as_str() {
+                    "on" => true,
+                    "off" => false,
+                    v => return Err(format!("--cpu-fallback {v}: on or off")),
+                }
+            }
             "--seed" => a.seed = num(&value)?,
             "--params" => a.params = PathBuf::from(value),
             "--memory-budget" => a.memory_budget = Some(num(&value)?),
@@ -278,6 +334,8 @@ struct Fixtures {
     /// Bytes the budget holds for one partition (as the engine reserves: evaluations,
     /// witness and proof of its params' shape), for each kind selected.
     partition_bytes: Vec<(String, u64)>,
+    /// Each kind's evaluation domain size (its SRS's), for the CPU backend's domain cache.
+    domains: Vec<usize>,
     /// Each Filecoin kind's params file, preloaded into the engine.
     params_files: Vec<PathBuf>,
 }
@@ -303,6 +361,7 @@ fn fixtures(a: &Args, scratch: &Path, rng: &mut ChaCha8Rng) -> Result<Fixtures, 
     let e = |e: Error| e.to_string();
     let want = |k: Kind| a.kinds.contains(&k);
     let mut partition_bytes = Vec::new();
+    let mut domains = Vec::new();
     let mut params_files = Vec::new();
     for kind in Kind::ALL.into_iter().filter(|&k| want(k)) {
         let Some(params) = kind.params() else {
@@ -325,6 +384,7 @@ fn fixtures(a: &Args, scratch: &Path, rng: &mut ChaCha8Rng) -> Result<Fixtures, 
             aux: srs.num_aux(),
         };
         partition_bytes.push((kind.name().to_string(), reserved_bytes(&shape)));
+        domains.push(srs.domain_size());
         if !params_files.contains(&path) {
             params_files.push(path);
         }
@@ -418,6 +478,7 @@ fn fixtures(a: &Args, scratch: &Path, rng: &mut ChaCha8Rng) -> Result<Fixtures, 
                 t.elapsed().as_secs_f64()
             );
             partition_bytes.push((format!("synthetic 2^{log}"), reserved_bytes(&shape)));
+            domains.push(srs.domain_size());
             synthetic.push(Synthetic {
                 log,
                 circuit,
@@ -434,6 +495,7 @@ fn fixtures(a: &Args, scratch: &Path, rng: &mut ChaCha8Rng) -> Result<Fixtures, 
         snap,
         synthetic,
         partition_bytes,
+        domains,
         params_files,
     })
 }
@@ -542,17 +604,13 @@ impl Outcome {
     }
 }
 
-/// Faults the start hook injected.
+/// Faults the start hook armed (a later start phase on the device takes each one, as
+/// `FaultInjector::taken` records; one still armed when the run ends is never taken).
 #[derive(Default)]
 struct Injected {
     fails: AtomicU64,
     corrupts: AtomicU64,
-}
-
-impl Injected {
-    fn total(&self) -> u64 {
-        self.fails.load(Relaxed) + self.corrupts.load(Relaxed)
-    }
+    hangs: AtomicU64,
 }
 
 struct Soak<'a> {
@@ -759,7 +817,12 @@ impl Soak<'_> {
                 ))
             };
         }
-        let named = e.message().contains("injected fault")
+        let m = e.message();
+        let hung = self.injected.hangs.load(Relaxed) > 0
+            && m.contains("hung")
+            && self.engine.devices().iter().any(|d| m.contains(&d.name));
+        let named = m.contains("injected fault")
+            || hung
             || (e.kind() == ErrorKind::VerificationFailed
                 && self.injected.corrupts.load(Relaxed) > 0);
         match e.kind() {
@@ -771,16 +834,18 @@ impl Soak<'_> {
     }
 
     /// Submits, cancels where planned, waits and checks one job. Also says whether a
-    /// planned cancel came only after the job had ended.
-    fn run(&self, p: &Plan) -> (Outcome, bool) {
+    /// planned cancel came only after the job had ended, and the job's sequence number if
+    /// it was admitted.
+    fn run(&self, p: &Plan) -> (Outcome, bool, Option<u64>) {
         let submitted = match p.bad {
             Some(b) => self.submit_bad(p, b),
             None => self.submit(p),
         };
         let job = match submitted {
             Ok(job) => job,
-            Err(e) => return (self.judge_error(p, &e), false),
+            Err(e) => return (self.judge_error(p, &e), false, None),
         };
+        let seq = job.seq();
         let mut cancelled = false;
         let mut late = false;
         if let Some(after) = p.cancel_after {
@@ -805,7 +870,7 @@ impl Soak<'_> {
             },
             (Err(e), false) => self.judge_error(p, &e),
         };
-        (outcome, late)
+        (outcome, late, Some(seq))
     }
 }
 
@@ -825,6 +890,9 @@ struct Tally {
     cancels_late: u64,
     failures: Vec<String>,
     device_failures: Vec<String>,
+    /// Each admitted job's engine sequence number: its outcome (`OUTCOMES` index), its
+    /// plan and, for a device failure, the error.
+    by_seq: BTreeMap<u64, (usize, String, Option<String>)>,
 }
 
 /// The process's resident set (`VmRSS`), in bytes.
@@ -841,6 +909,138 @@ fn mib(bytes: u64) -> String {
 
 fn rss_text() -> String {
     rss().map_or("unknown (no /proc/self/status)".into(), mib)
+}
+
+/// glibc's allocator, summed over its arenas (`mallinfo2`).
+#[derive(Clone, Copy)]
+struct Heap {
+    /// Allocated and not freed: in the arenas, and mmapped chunks.
+    in_use: u64,
+    /// Freed, still in the arenas (a trim gives back its whole pages).
+    free: u64,
+}
+
+/// `mallinfo2`'s fields (glibc 2.33 and later).
+#[repr(C)]
+#[derive(Default)]
+struct Mallinfo2 {
+    arena: usize,
+    ordblks: usize,
+    smblks: usize,
+    hblks: usize,
+    hblkhd: usize,
+    usmblks: usize,
+    fsmblks: usize,
+    uordblks: usize,
+    fordblks: usize,
+    keepcost: usize,
+}
+
+/// The allocator's figures, where the C library has `mallinfo2` (looked up at run time:
+/// an older glibc, or another C library, lacks it).
+fn heap() -> Option<Heap> {
+    // SAFETY: dlsym with a NUL-terminated name; the symbol, when present, is glibc's
+    // `struct mallinfo2 mallinfo2(void)`, which takes the arenas' locks and nothing else.
+    let f = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"mallinfo2".as_ptr()) };
+    if f.is_null() {
+        return None;
+    }
+    let f: extern "C" fn() -> Mallinfo2 = unsafe { std::mem::transmute(f) };
+    let m = f();
+    Some(Heap {
+        in_use: (m.uordblks + m.hblkhd) as u64,
+        free: m.fordblks as u64,
+    })
+}
+
+/// Resident bytes by kind of mapping (`/proc/self/smaps`): the main heap (`[heap]`), glibc's
+/// other arenas (anonymous, read-write, at a 64 MiB boundary: each arena's heap is aligned to
+/// its 64 MiB reservation), thread stacks (anonymous, read-write, right above a guard page
+/// mapped with no access), other anonymous mappings, and files.
+fn smaps_text() -> String {
+    let Ok(text) = std::fs::read_to_string("/proc/self/smaps") else {
+        return "unknown (no /proc/self/smaps)".into();
+    };
+    let mut by: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    let mut current = "";
+    // The previous mapping's end, and whether it was anonymous with no access (a guard).
+    let mut guard_end = 0u64;
+    for line in text.lines() {
+        let mut f = line.split_whitespace();
+        let first = f.next().unwrap_or("");
+        if first == "Rss:" {
+            let kib: u64 = f.next().and_then(|v| v.parse().ok()).unwrap_or(0);
+            by.entry(current).or_default().0 += kib << 10;
+            continue;
+        }
+        let Some((lo, hi)) = first.split_once('-') else {
+            continue;
+        };
+        let (Ok(lo), Ok(hi)) = (u64::from_str_radix(lo, 16), u64::from_str_radix(hi, 16)) else {
+            continue;
+        };
+        let perms = f.next().unwrap_or("");
+        let path = f.nth(3).unwrap_or("");
+        let anon = path.is_empty();
+        current = match path {
+            "" if perms.starts_with("rw") && lo % (64 << 20) == 0 => "arena heaps",
+            "" if perms.starts_with("rw") && guard_end == lo => "thread stacks",
+            "" => "other anonymous",
+            p if p.starts_with('[') => p,
+            _ => "files",
+        };
+        // Set after use: a fresh entry's Rss line follows.
+        guard_end = if anon && perms.starts_with("---") {
+            hi
+        } else {
+            0
+        };
+        by.entry(current).or_default().1 += 1;
+    }
+    by.iter()
+        .map(|(k, (rss, n))| format!("{k} {} ({n} mappings)", mib(*rss)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The process's memory at one moment.
+#[derive(Clone, Copy)]
+struct Reading {
+    rss: Option<u64>,
+    heap: Option<Heap>,
+}
+
+fn reading() -> Reading {
+    Reading {
+        rss: rss(),
+        heap: heap(),
+    }
+}
+
+impl Reading {
+    /// RSS, and the allocator's in-use and free bytes, each with its change from `base`.
+    fn text(&self, base: Option<&Reading>) -> String {
+        let d = |now: u64, then: Option<u64>| match then {
+            Some(t) => format!(
+                "{} ({:+.1} MiB)",
+                mib(now),
+                (now as f64 - t as f64) / (1 << 20) as f64
+            ),
+            None => mib(now),
+        };
+        let rss = match self.rss {
+            Some(r) => d(r, base.and_then(|b| b.rss)),
+            None => "unknown (no /proc/self/status)".into(),
+        };
+        match self.heap {
+            Some(h) => format!(
+                "{rss}; malloc in use {}, free in arenas {}",
+                d(h.in_use, base.and_then(|b| b.heap.map(|h| h.in_use))),
+                d(h.free, base.and_then(|b| b.heap.map(|h| h.free)))
+            ),
+            None => format!("{rss}; malloc figures unknown (no mallinfo2)"),
+        }
+    }
 }
 
 /// Each GPU's free memory (the driver's figure, every context counted), and one text for
@@ -882,7 +1082,15 @@ fn run() -> Result<bool, String> {
     let fx = fixtures(&a, &scratch, &mut rng)?;
     println!("fixtures in {:.1} s", t.elapsed().as_secs_f64());
     // Before the engine: what the fixtures (and the process) hold without it.
-    let rss_before_engine = rss();
+    // The CPU backend builds each domain's tables once per process and keeps them
+    // (`Domain::cached`): built here, before the baseline, since the CPU (a CPU device or
+    // the fallback) may prove any of these shapes, so that the check below measures what
+    // the engine itself keeps.
+    for &n in &fx.domains {
+        cuzk::cpu::ntt::Domain::cached(n.next_power_of_two().trailing_zeros()).map_err(e)?;
+    }
+    let before_engine = reading();
+    let before_maps = smaps_text();
 
     let (largest_name, largest) = fx
         .partition_bytes
@@ -931,13 +1139,45 @@ fn run() -> Result<bool, String> {
         .filter_map(|d| d.backend.backend().gpu_ordinal())
         .collect();
     let (free_before, gpu_before) = gpu_free(&ordinals);
+    // Well above the slowest healthy start phase of these circuits (a GPU's take well under
+    // a second; a 2KiB PoRep partition takes about a minute on two cores).
+    let deadline = a
+        .start_deadline
+        .unwrap_or(Duration::from_secs(match ordinals.len() {
+            0 => 300,
+            _ => 10,
+        }));
+    config.faults = FaultPolicy {
+        start_deadline: Some(deadline),
+        probe_delay: a.probe_delay,
+        cpu_fallback: a.cpu_fallback,
+        ..FaultPolicy::default()
+    };
+    // Per device, a hang armed and not yet released: one at a time, so that a release
+    // lets exactly the start phase that hung go on.
+    let hang_armed: Arc<Vec<AtomicBool>> =
+        Arc::new((0..devices).map(|_| AtomicBool::new(false)).collect());
+    // Set once every job is done: the hook arms nothing more.
+    let arming_over = Arc::new(AtomicBool::new(false));
     let hook: PartitionHook = {
-        let (inj, count, rate) = (injector.clone(), injected.clone(), a.fault_rate);
+        let (inj, count) = (injector.clone(), injected.clone());
+        let (armed, over) = (hang_armed.clone(), arming_over.clone());
+        let (fault_rate, hang_rate) = (a.fault_rate, a.hang_rate);
         let rng = Mutex::new(ChaCha8Rng::seed_from_u64(a.seed ^ 0xfa17_fa17));
         // The hook does not know its device: it picks one, whose next start phase faults.
         Arc::new(move |_, _| {
             let mut rng = rng.lock().unwrap_or_else(|p| p.into_inner());
-            if unit(&mut rng) >= rate {
+            if over.load(Relaxed) {
+                return;
+            }
+            if unit(&mut rng) < hang_rate {
+                let device = below(&mut rng, devices);
+                if !armed[device].swap(true, Relaxed) {
+                    inj.hang_starts(device, 1);
+                    count.hangs.fetch_add(1, Relaxed);
+                }
+            }
+            if unit(&mut rng) >= fault_rate {
                 return;
             }
             let device = below(&mut rng, devices);
@@ -952,20 +1192,27 @@ fn run() -> Result<bool, String> {
     };
     config.hooks = Hooks {
         on_device_start: Some(hook),
-        faults: Some(injector),
+        faults: Some(injector.clone()),
         ..Hooks::default()
     };
     let engine = Engine::new(config).map_err(e)?;
     let names: Vec<_> = engine.devices().iter().map(|d| d.name.clone()).collect();
     println!(
-        "engine on {} ({} synthesis threads); {} jobs from {} submitter threads, fault rate {}, cancel rate {}, bad rate {}",
+        "engine on {} ({} synthesis threads); {} jobs from {} submitter threads, fault rate {}, hang rate {}, cancel rate {}, bad rate {}",
         names.join(", "),
         engine.stats().synthesis_threads,
         a.jobs,
         a.threads,
         a.fault_rate,
+        a.hang_rate,
         a.cancel_rate,
         a.bad_rate
+    );
+    println!(
+        "start deadline {:.1} s, probe delay {:.1} s, CPU fallback {}",
+        deadline.as_secs_f64(),
+        a.probe_delay.as_secs_f64(),
+        if a.cpu_fallback { "on" } else { "off" }
     );
     let t = Instant::now();
     for path in &fx.params_files {
@@ -993,10 +1240,18 @@ fn run() -> Result<bool, String> {
                     break;
                 }
                 let p = plan(&a, &fx, j);
-                let (outcome, late) = soak.run(&p);
+                let (outcome, late, seq) = soak.run(&p);
                 let mut t = tally.lock().unwrap_or_else(|p| p.into_inner());
                 t.by_kind.entry(p.label(&fx)).or_default()[outcome.index()] += 1;
                 t.cancels_late += late as u64;
+                if let Some(seq) = seq {
+                    let error = match &outcome {
+                        Outcome::DeviceFailed(m) => Some(m.clone()),
+                        _ => None,
+                    };
+                    t.by_seq
+                        .insert(seq, (outcome.index(), p.describe(&fx), error));
+                }
                 match outcome {
                     Outcome::Proved(n) => t.proofs_verified += n as u64,
                     Outcome::DeviceFailed(m) => {
@@ -1013,6 +1268,49 @@ fn run() -> Result<bool, String> {
                 done.fetch_add(1, Relaxed);
             });
         }
+        // Releases each hang 0.1 to 2 s after the engine counted it (its start phase is
+        // then past the deadline); once every job is done, disarms what is still armed and
+        // releases what still hangs, each once the engine has counted it.
+        s.spawn(|| {
+            let mut released = vec![0usize; devices];
+            let mut release_at: Vec<Option<Instant>> = vec![None; devices];
+            let mut rng = ChaCha8Rng::seed_from_u64(a.seed ^ 0x4a46_4a46);
+            loop {
+                let finished = done.load(Relaxed) >= a.jobs;
+                if finished && !arming_over.swap(true, Relaxed) {
+                    (0..devices).for_each(|k| injector.disarm(k));
+                }
+                let taken = injector.taken();
+                let st = engine.stats();
+                let mut hanging = false;
+                for k in 0..devices {
+                    let hung = taken
+                        .iter()
+                        .filter(|i| i.device == k && i.fault == InjectedFault::Hang)
+                        .count();
+                    if hung == released[k] {
+                        continue;
+                    }
+                    hanging = true;
+                    if st.devices()[k].hangs < hung as u64 {
+                        continue;
+                    }
+                    let at = *release_at[k].get_or_insert_with(|| {
+                        Instant::now() + Duration::from_secs_f64(0.1 + 1.9 * unit(&mut rng))
+                    });
+                    if Instant::now() >= at {
+                        injector.release(k);
+                        released[k] = hung;
+                        release_at[k] = None;
+                        hang_armed[k].store(false, Relaxed);
+                    }
+                }
+                if finished && !hanging {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
         // Progress every 30 s, for long runs.
         s.spawn(|| {
             let mut last = Instant::now();
@@ -1036,11 +1334,20 @@ fn run() -> Result<bool, String> {
         });
     });
     let wall = t.elapsed();
+    // A released call still finishes its start phase (its result is discarded): the engine
+    // is dropped once none is left, so that every reservation has come back.
+    let stuck_wait = Instant::now();
+    while engine.stuck_calls() > 0 && stuck_wait.elapsed() < PATIENCE {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let stuck = engine.stuck_calls();
+    let with_engine = reading();
     let st = engine.shutdown();
     // Freed, but maybe still in glibc's arenas: then a trim gives it back to the OS.
-    let rss_dropped = rss();
+    let dropped = reading();
     cuzk::engine::malloc_trim();
-    let rss_trimmed = rss();
+    let trimmed = reading();
+    let trimmed_maps = smaps_text();
     let (free_after, gpu_after) = gpu_free(&ordinals);
     let _ = std::fs::remove_dir_all(&scratch);
 
@@ -1114,14 +1421,97 @@ fn run() -> Result<bool, String> {
             );
         }
     }
+    // The faults: what the start phases took against what the engine counted.
+    let taken = injector.taken();
+    let count = |f: InjectedFault| taken.iter().filter(|i| i.fault == f).count() as u64;
+    let (fails, corrupts, hangs) = (
+        count(InjectedFault::Fail),
+        count(InjectedFault::Corrupt),
+        count(InjectedFault::Hang),
+    );
+    let outcome_of = |seq: u64| t.by_seq.get(&seq);
+    // A corrupt result of a job that proved was verified (and caught); one of a job that
+    // ended first may have been dropped unverified.
+    let corrupts_verified = taken
+        .iter()
+        .filter(|i| i.fault == InjectedFault::Corrupt)
+        .filter(|i| outcome_of(i.job).is_some_and(|o| o.0 == 0))
+        .count() as u64;
     let device_faults: u64 = st.devices().iter().map(|d| d.faults).sum();
+    let (least, most) = (fails + hangs + corrupts_verified, fails + hangs + corrupts);
     check(
-        device_faults <= injected.total(),
+        (least..=most).contains(&device_faults),
         format!(
-            "{device_faults} device faults, only {} injected",
-            injected.total()
+            "{device_faults} device faults; the start phases took {fails} failing starts, {hangs} hangs and {corrupts} corrupt results ({corrupts_verified} of them in jobs that proved): {least} to {most}"
         ),
     );
+    for (k, d) in st.devices().iter().enumerate() {
+        let took = taken
+            .iter()
+            .filter(|i| i.device == k && i.fault == InjectedFault::Hang)
+            .count() as u64;
+        check(
+            d.hangs == took,
+            format!("{}: {} device hangs, {took} hangs taken", names[k], d.hangs),
+        );
+    }
+    check(
+        st.partition_retries <= device_faults,
+        format!(
+            "{} retries, {device_faults} device faults",
+            st.partition_retries
+        ),
+    );
+    check(
+        a.cpu_fallback || st.cpu_fallbacks == 0,
+        format!("{} CPU fallbacks with the fallback off", st.cpu_fallbacks),
+    );
+    check(
+        stuck == 0,
+        format!("{stuck} start phases still stuck at shutdown"),
+    );
+    // What the engine keeps once dropped: the allocator's bytes in use, against those
+    // before it (RSS is not the measure: glibc's malloc_trim leaves the free memory of its
+    // other arenas resident, notes/engine.md). Checked on the CPU, where it was measured.
+    if let (true, Some(b), Some(a)) = (ordinals.is_empty(), before_engine.heap, trimmed.heap) {
+        check(
+            a.in_use <= b.in_use + ENGINE_KEEPS,
+            format!(
+                "the allocator has {} more in use after the engine was dropped than before it (at most {})",
+                mib(a.in_use.saturating_sub(b.in_use)),
+                mib(ENGINE_KEEPS)
+            ),
+        );
+    }
+    // Every hung partition was proved elsewhere (its job proved, each proof verified
+    // against the job's own inputs), or its job was cancelled, rejected for its input, or
+    // failed naming the device.
+    for i in taken.iter().filter(|i| i.fault == InjectedFault::Hang) {
+        let what = format!(
+            "job {} partition {} hung on {}",
+            i.job, i.partition, names[i.device]
+        );
+        match outcome_of(i.job) {
+            None => check(false, format!("{what}: no such job submitted")),
+            Some((0..=2, _, _)) => {}
+            Some((3, plan, Some(m))) => check(
+                m.contains(&names[i.device]),
+                format!("{what}: {plan} failed without naming it: {m}"),
+            ),
+            Some((_, plan, _)) => check(false, format!("{what}: {plan} failed its checks")),
+        }
+    }
+    // With the fallback, a hang fails a job only where the budget had no room for a copy
+    // to retry from, and no job waits on hung devices alone.
+    if a.cpu_fallback {
+        for m in &t.device_failures {
+            check(
+                !m.contains("every device is hung")
+                    && (!m.contains("hung") || m.contains("no room in the memory budget")),
+                format!("with the CPU fallback on: {m}"),
+            );
+        }
+    }
     t.failures = failures;
 
     println!("== summary ({:.1} s of jobs)", wall.as_secs_f64());
@@ -1144,10 +1534,14 @@ fn run() -> Result<bool, String> {
         t.cancels_late
     );
     println!(
-        "faults injected: {} ({} failing start phases, {} corrupt results)",
-        injected.total(),
+        "faults armed: {} failing start phases, {} corrupt results, {} hangs",
         injected.fails.load(Relaxed),
-        injected.corrupts.load(Relaxed)
+        injected.corrupts.load(Relaxed),
+        injected.hangs.load(Relaxed)
+    );
+    println!(
+        "faults injected (taken by a start phase): {} ({fails} failing start phases, {corrupts} corrupt results, {corrupts_verified} of them in jobs that proved, {hangs} hangs)",
+        fails + corrupts + hangs
     );
     let per_device: Vec<String> = names
         .iter()
@@ -1155,7 +1549,24 @@ fn run() -> Result<bool, String> {
         .map(|(n, d)| format!("{n} {}", d.faults))
         .collect();
     println!("device_faults: {device_faults} ({})", per_device.join(", "));
+    let per_device: Vec<String> = names
+        .iter()
+        .zip(st.devices())
+        .map(|(n, d)| format!("{n} {}", d.hangs))
+        .collect();
+    println!(
+        "device_hangs: {} ({})",
+        st.devices().iter().map(|d| d.hangs).sum::<u64>(),
+        per_device.join(", ")
+    );
     println!("partition_retries: {}", st.partition_retries);
+    println!("cpu_fallbacks: {}", st.cpu_fallbacks);
+    println!(
+        "device mutex hold: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms (hangs held it for the deadline)",
+        st.mutex_hold.p50_ns as f64 / 1e6,
+        st.mutex_hold.p99_ns as f64 / 1e6,
+        st.mutex_hold.max_ns as f64 / 1e6
+    );
     println!(
         "partitions_failed_after_retries: {}",
         st.partitions_failed_after_retries
@@ -1175,24 +1586,25 @@ fn run() -> Result<bool, String> {
         st.admission_wait.p50_ns as f64 / 1e6,
         st.admission_wait.max_ns as f64 / 1e6
     );
-    let growth = |after: Option<u64>| match (after, rss_before_engine) {
-        (Some(a), Some(b)) => format!(
-            "{} ({:+.1} MiB)",
-            mib(a),
-            (a as f64 - b as f64) / (1 << 20) as f64
-        ),
-        _ => "unknown (no /proc/self/status)".into(),
-    };
     println!("rss at start: {rss_start}");
     println!(
-        "rss before the engine (fixtures built): {}",
-        rss_before_engine.map_or("unknown".into(), mib)
+        "memory before the engine (fixtures built): {}",
+        before_engine.text(None)
     );
     println!(
-        "rss after the engine is dropped (fixtures held): {}",
-        growth(rss_dropped)
+        "memory with the engine, every job done: {}",
+        with_engine.text(Some(&before_engine))
     );
-    println!("rss after that and malloc_trim(0): {}", growth(rss_trimmed));
+    println!(
+        "memory after the engine is dropped (fixtures held): {}",
+        dropped.text(Some(&before_engine))
+    );
+    println!(
+        "memory after that and malloc_trim(0): {}",
+        trimmed.text(Some(&before_engine))
+    );
+    println!("resident after the trim, by mapping: {trimmed_maps}");
+    println!("resident before the engine, by mapping: {before_maps}");
     if ordinals.is_empty() {
         println!("gpu free memory: no GPU device");
     } else {

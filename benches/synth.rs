@@ -3,9 +3,10 @@
 //! circuit, same process, same cores.
 //!
 //! `cargo bench --bench synth -- [NAME ...]` (default: all of porep-2KiB snap-2KiB
-//! winning-post-2KiB window-post-2KiB sample-bits-2^18; by name only: porep-2KiB-random and
-//! porep-32GiB-random, a PoRep partition with random values in the circuit's shape, whose
-//! 130M constraints want a machine with ~64 GiB of memory). `-- --profile[=DEPTH] [NAME ...]`
+//! winning-post-2KiB window-post-2KiB sample-bits-2^18; by name only: porep-2KiB-random,
+//! porep-32GiB-random, snap-32GiB-random and window-post-32GiB-random, a partition with random
+//! values in the circuit's shape (`cuzk::filecoin`'s `*_random_partition`), whose 80-130M
+//! constraints want a machine with ~64 GiB of memory). `-- --profile[=DEPTH] [NAME ...]`
 //! prints instead where each circuit's witness time goes, by namespace (DEPTH levels,
 //! default 3), after checking the profiled run's values equal the plain run's. bellperson 0.27 keeps its
 //! synthesizer (`ProvingAssignment`) private, so the "bellperson" column is
@@ -21,8 +22,9 @@ use std::time::{Duration, Instant};
 
 use cuzk::engine::PartitionCircuit;
 use cuzk::filecoin::{
-    porep_c2_circuits, porep_random_partition, snap_circuits, window_post_circuits,
-    winning_post_circuits, RegisteredSealProof, SnapCommitments,
+    porep_c2_circuits, porep_random_partition, post_random_partition, snap_circuits,
+    snap_random_partition, window_post_circuits, winning_post_circuits, RegisteredPoStProof,
+    RegisteredSealProof, RegisteredUpdateProof, SnapCommitments,
 };
 use cuzk::fixtures::{sector, SampleCircuit};
 use filecoin_common::fixture;
@@ -134,6 +136,22 @@ fn benches() -> Vec<Bench> {
             default: false,
             make: Box::new(|| {
                 porep_random_partition(RegisteredSealProof::StackedDrg32GiBV1_1, 1).unwrap()
+            }),
+        },
+        Bench {
+            name: "snap-32GiB-random",
+            runs: 1,
+            default: false,
+            make: Box::new(|| {
+                snap_random_partition(RegisteredUpdateProof::StackedDrg32GiBV1, 1).unwrap()
+            }),
+        },
+        Bench {
+            name: "window-post-32GiB-random",
+            runs: 1,
+            default: false,
+            make: Box::new(|| {
+                post_random_partition(RegisteredPoStProof::StackedDrgWindow32GiBV1_2, 1).unwrap()
             }),
         },
         Bench {

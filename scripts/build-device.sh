@@ -39,7 +39,8 @@ for t in "${tests[@]}"; do args+=(--test "$t"); done
 # The synthesis bench (CPU only) rides along: on the GPU machine it has 16 cores.
 cargo test --release --locked --features cuda --no-run "${args[@]}" --bench synth 2>&1 | tee /tmp/build-device.log
 cargo build --release --locked --features cuda,test-fixtures \
-    --bin gpu_bench --bin engine_bench --bin filecoin_bench --bin cuzk_fixtures --bin soak
+    --bin gpu_bench --bin engine_bench --bin filecoin_bench --bin cuzk_fixtures --bin soak \
+    --bin partition_bench
 
 out="$repo/.devbin"
 stage="$(mktemp -d)"
@@ -50,7 +51,7 @@ for t in "${tests[@]}" synth; do
     exe="$(ls -t "$CARGO_TARGET_DIR"/release/deps/"$t"-* | grep -v '\.d$' | head -n 1)"
     strip -o "$stage/$t" "$exe"
 done
-for b in gpu_bench engine_bench filecoin_bench cuzk_fixtures soak; do
+for b in gpu_bench engine_bench filecoin_bench cuzk_fixtures soak partition_bench; do
     strip -o "$stage/$b" "$CARGO_TARGET_DIR/release/$b"
 done
 git rev-parse --short HEAD >"$stage/COMMIT"

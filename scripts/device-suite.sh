@@ -12,6 +12,13 @@
 #                                      against what the driver reports)
 #   scripts/device-suite.sh synth      the synthesis bench (cuzk's witness against bellperson's
 #                                      synthesis, every 2KiB kind) on the machine's cores
+#   scripts/device-suite.sh synth32 [NAME ...]
+#                                      the synthesis bench's 32GiB partitions (random values in
+#                                      each circuit's shape), by default snap-32GiB-random and
+#                                      window-post-32GiB-random (porep-32GiB-random: ~3.5 min)
+#   scripts/device-suite.sh partition [KIND] [SIZE]
+#                                      one partition (default porep 32GiB) through every stage
+#                                      on the GPU (partition_bench: timing-only params)
 #   scripts/device-suite.sh soak [N]   the mixed-job soak (every kind, injected faults, cancels,
 #                                      bad inputs) of N jobs (default 1000) on every GPU
 #
@@ -73,6 +80,23 @@ while [ $# -gt 0 ]; do
         echo "== synth"
         CUZK_TEST_PARAMS="$CUZK_TEST_PARAMS" "$bin/synth" 2>&1 | tee "$out/synth.log"
         "$bin/synth" --profile=2 porep-2KiB 2>&1 | head -n 30 | tee "$out/synth-profile.log"
+        ;;
+    synth32)
+        names=()
+        while [ $# -gt 0 ] && [[ "$1" == *-32GiB-random ]]; do names+=("$1") && shift; done
+        [ ${#names[@]} -gt 0 ] || names=(snap-32GiB-random window-post-32GiB-random)
+        echo "== synth ${names[*]}"
+        /usr/bin/time -v "$bin/synth" "${names[@]}" >"$out/synth32.log" 2>&1
+        grep -E "^synthesis|^  |Maximum resident|Elapsed" "$out/synth32.log"
+        ;;
+    partition)
+        kind=porep
+        size=32GiB
+        case "${1:-}" in porep | snap | window-post | winning-post) kind="$1" && shift ;; esac
+        case "${1:-}" in *iB) size="$1" && shift ;; esac
+        echo "== partition_bench --kind $kind --sector-size $size"
+        "$bin/partition_bench" --kind "$kind" --sector-size "$size" 2>&1 |
+            tee "$out/partition-$kind-$size.log"
         ;;
     c2)
         params

@@ -12,9 +12,10 @@ use std::sync::Arc;
 
 use cuzk::engine::PartitionCircuit;
 use cuzk::filecoin::{
-    porep_c2_circuits, porep_c2_walk_circuits, porep_random_partition, proof_bytes,
-    prove_winning_post, snap_circuits, window_post_circuits, winning_post_circuits, CircuitSet,
-    ParamsFor, ProofOptions, RegisteredSealProof, SnapCommitments,
+    porep_c2_circuits, porep_c2_walk_circuits, porep_random_partition, post_random_partition,
+    proof_bytes, prove_winning_post, snap_circuits, snap_random_partition, window_post_circuits,
+    winning_post_circuits, CircuitSet, ParamsFor, ProofOptions, RegisteredSealProof,
+    SnapCommitments,
 };
 use cuzk::fixtures::sector;
 use cuzk::fixtures::SampleCircuit;
@@ -313,6 +314,88 @@ fn window_post_equals_the_synthesizer() {
     let second = sector::window_post_inputs(&sectors, randomness_bytes(10)).unwrap();
     // Both partitions, the second padded with a repeated sector as filecoin-proofs pads it.
     check_filecoin("2KiB WindowPoSt", set(&first), || set(&second), 2);
+}
+
+/// The synthesis bench's random-valued SnapDeals, WinningPoSt and WindowPoSt partitions
+/// (its 32GiB rows) record, at 2KiB, exactly the real circuits' R1CS, and their witness runs
+/// fit it.
+#[test]
+fn random_valued_update_and_post_partitions_have_the_real_r1cs() {
+    let f = fixture();
+    let first = |set: CircuitSet| set.partitions.into_iter().next().unwrap();
+    let snap = sector::snap_inputs(&f.sectors[1], 33).unwrap();
+    let real_snap = first(
+        snap_circuits(
+            snap.registered_update_proof,
+            &snap.vanilla_proofs,
+            SnapCommitments {
+                comm_r_old: snap.comm_r_old,
+                comm_r_new: snap.comm_r_new,
+                comm_d_new: snap.comm_d_new,
+            },
+        )
+        .unwrap(),
+    );
+    let winning = sector::winning_post_inputs(&f.sectors[0], randomness_bytes(5)).unwrap();
+    let real_winning = first(
+        winning_post_circuits(
+            winning.registered_post_proof,
+            &winning.randomness,
+            winning.prover_id,
+            &winning.vanilla_proofs,
+        )
+        .unwrap(),
+    );
+    let sectors: Vec<_> = f.sectors.iter().collect();
+    let window = sector::window_post_inputs(&sectors, randomness_bytes(6)).unwrap();
+    let real_window = first(
+        window_post_circuits(
+            window.registered_post_proof,
+            &window.randomness,
+            window.prover_id,
+            &window.vanilla_proofs,
+        )
+        .unwrap(),
+    );
+    let cases = [
+        (
+            "SnapDeals",
+            real_snap,
+            snap_random_partition(snap.registered_update_proof, 4).unwrap(),
+        ),
+        (
+            "WinningPoSt",
+            real_winning,
+            post_random_partition(winning.registered_post_proof, 5).unwrap(),
+        ),
+        (
+            "WindowPoSt",
+            real_window,
+            post_random_partition(window.registered_post_proof, 6).unwrap(),
+        ),
+    ];
+    for (what, real, random) in cases {
+        let (theirs, _) = real.record().unwrap();
+        let (ours, _) = random.record().unwrap();
+        assert!(
+            ours == theirs,
+            "2KiB {what}: the random-valued partition has another R1CS"
+        );
+        eprintln!(
+            "2KiB {what}: {:?}, random-valued partition alike",
+            theirs.shape()
+        );
+    }
+    // A witness run (not only a recording) of a random partition goes to the end and fits.
+    let (recorded, _) = snap_random_partition(snap.registered_update_proof, 7)
+        .unwrap()
+        .record()
+        .unwrap();
+    let values = snap_random_partition(snap.registered_update_proof, 8)
+        .unwrap()
+        .witness()
+        .unwrap();
+    recorded.check(&values).unwrap();
 }
 
 #[test]

@@ -19,6 +19,8 @@ mod circuit;
 mod porep;
 mod porep_witness;
 mod post;
+#[cfg(feature = "test-fixtures")]
+mod random;
 mod registered;
 mod snap;
 
@@ -28,11 +30,15 @@ pub use circuit::CircuitSet;
 pub use porep::{porep_c2_circuits, prove_porep_c2};
 #[cfg(feature = "test-fixtures")]
 pub use porep::{porep_c2_walk_circuits, porep_random_partition};
+#[cfg(feature = "test-fixtures")]
+pub use post::post_random_partition;
 pub use post::{
     prove_window_post, prove_window_post_partition, prove_winning_post, window_post_circuits,
     window_post_partition_circuits, winning_post_circuits,
 };
 pub use registered::{post_proof, seal_proof, update_proof, ParamsFor};
+#[cfg(feature = "test-fixtures")]
+pub use snap::snap_random_partition;
 pub use snap::{prove_snap, snap_circuits, SnapCommitments};
 
 pub use filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof};

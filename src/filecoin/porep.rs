@@ -67,10 +67,9 @@ pub fn porep_random_partition(
         config: filecoin_proofs::types::PoRepConfig,
         seed: u64,
     ) -> Result<PartitionCircuit> {
-        use rand_core::SeedableRng;
         let public_params = public_params::<Tree>(&config)?;
         Ok(PartitionCircuit::build(move || {
-            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            let mut rng = super::random::seeded(seed);
             Ok(PorepPartition::<Tree>::random(
                 &public_params.vanilla_params,
                 &mut rng,

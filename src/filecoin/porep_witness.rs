@@ -46,7 +46,9 @@ use typenum::{U11, U2};
 use crate::error::{Error, Result};
 use crate::r1cs::sha256;
 
-type PathOptions = Vec<(Vec<Option<Fr>>, Option<usize>)>;
+/// A Merkle path as storage-proofs' circuits take it: per level, the siblings and the
+/// child's index.
+pub(super) type PathOptions = Vec<(Vec<Option<Fr>>, Option<usize>)>;
 type TreeProof<Tree> = MerkleProof<
     <Tree as MerkleTreeTrait>::Hasher,
     <Tree as MerkleTreeTrait>::Arity,
@@ -218,6 +220,7 @@ impl Values {
         params: &stacked::PublicParams<Tree>,
         rng: &mut dyn rand_core::RngCore,
     ) -> Self {
+        use super::random::{random_fr, random_path};
         use storage_proofs_core::drgraph::Graph;
         let nodes = params.graph.size();
         let layers = params.num_layers;
@@ -393,47 +396,12 @@ impl ChallengeValues {
 }
 
 #[cfg(feature = "test-fixtures")]
-fn random_fr(rng: &mut dyn rand_core::RngCore) -> Fr {
-    <Fr as ff::Field>::random(rng)
-}
-
-#[cfg(feature = "test-fixtures")]
-/// A path in a tree of `Tree`'s shape over `nodes` leaves: `arity - 1` siblings and an index
-/// per level, the base levels then the sub and top tree's.
-fn random_path<Tree: 'static + MerkleTreeTrait>(
-    nodes: usize,
-    rng: &mut dyn rand_core::RngCore,
-) -> PathOptions {
-    use storage_proofs_core::merkle::base_path_length;
-    use typenum::Unsigned;
-    let levels = base_path_length::<Tree::Arity, Tree::SubTreeArity, Tree::TopTreeArity>(nodes);
-    let mut arities = vec![Tree::Arity::to_usize(); levels];
-    arities.extend(
-        [
-            Tree::SubTreeArity::to_usize(),
-            Tree::TopTreeArity::to_usize(),
-        ]
-        .into_iter()
-        .filter(|&a| a > 0),
-    );
-    arities
-        .into_iter()
-        .map(|a| {
-            let index = rng.next_u32() as usize % a;
-            (
-                (0..a - 1).map(|_| Some(random_fr(rng))).collect(),
-                Some(index),
-            )
-        })
-        .collect()
-}
-
-#[cfg(feature = "test-fixtures")]
 fn random_column<Tree: 'static + MerkleTreeTrait>(
     layers: usize,
     nodes: usize,
     rng: &mut dyn rand_core::RngCore,
 ) -> ColumnValues {
+    use super::random::{random_fr, random_path};
     ColumnValues {
         rows: (0..layers).map(|_| random_fr(rng)).collect(),
         path: random_path::<Tree>(nodes, rng),

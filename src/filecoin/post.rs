@@ -171,7 +171,7 @@ fn partitions_of<Tree: 'static + MerkleTreeTrait>(
         as_safe_commitment(&randomness, "randomness").map_err(bad)?;
     let prover_id_safe: Domain<Tree> = as_safe_commitment(&prover_id, "prover_id").map_err(bad)?;
 
-    let (vanilla_params, partitions): (SetupParams, Option<usize>) = match form {
+    let partitions = match form {
         Form::Winning => {
             if vanilla.len() != config.sector_count {
                 return Err(Error::invalid_input(format!(
@@ -180,15 +180,14 @@ fn partitions_of<Tree: 'static + MerkleTreeTrait>(
                     config.sector_count
                 )));
             }
-            let p = winning_post_setup_params(&config)
-                .map_err(|e| fil_error(ErrorKind::InvalidInput, "WinningPoSt setup", e))?;
-            (p, None)
+            None
         }
-        Form::Window | Form::WindowPartition(_) => (
-            window_post_setup_params(&config),
-            window_partitions(vanilla.len(), config.sector_count),
-        ),
+        Form::Window | Form::WindowPartition(_) => {
+            window_partitions(vanilla.len(), config.sector_count)
+        }
     };
+    // `circuits` checked that the proof's type is the form's.
+    let vanilla_params = setup_params(&config)?;
     let public_params = FallbackPoStCompound::<Tree>::setup(&compound_proof::SetupParams {
         vanilla_params,
         partitions,
@@ -250,6 +249,61 @@ fn partitions_of<Tree: 'static + MerkleTreeTrait>(
         .collect())
 }
 
+/// One partition of `proof`'s PoSt circuit (WinningPoSt or WindowPoSt), any sector size,
+/// with random values (`random.rs`): every sector of a full partition, each with its
+/// challenges' leaves and tree paths. The synthesis bench's 32GiB WindowPoSt partition.
+#[cfg(feature = "test-fixtures")]
+pub fn post_random_partition(proof: RegisteredPoStProof, seed: u64) -> Result<PartitionCircuit> {
+    fn random<Tree: 'static + MerkleTreeTrait>(
+        config: PoStConfig,
+        seed: u64,
+    ) -> Result<PartitionCircuit> {
+        use super::random::{random_fr, random_path, seeded};
+        use storage_proofs_post::fallback::{FallbackPoStCircuit, Sector};
+        let params = setup_params(&config)?;
+        let nodes = params.sector_size as usize / storage_proofs_core::util::NODE_SIZE;
+        Ok(PartitionCircuit::build(move || {
+            let mut rng = seeded(seed);
+            let rng = &mut rng;
+            let sectors = (0..params.sector_count)
+                .map(|_| Sector::<Tree> {
+                    comm_r: Some(random_fr(rng)),
+                    comm_c: Some(random_fr(rng)),
+                    comm_r_last: Some(random_fr(rng)),
+                    leafs: (0..params.challenge_count)
+                        .map(|_| Some(random_fr(rng)))
+                        .collect(),
+                    paths: (0..params.challenge_count)
+                        .map(|_| random_path::<Tree>(nodes, rng).into())
+                        .collect(),
+                    id: Some(random_fr(rng)),
+                })
+                .collect();
+            Ok(FallbackPoStCircuit::<Tree> {
+                prover_id: Some(random_fr(rng)),
+                sectors,
+            })
+        }))
+    }
+    let key = crate::r1cs::ShapeKey::new(ParamsFor::PoSt(proof).circuit_id()?);
+    let p = with_shape!(
+        u64::from(proof.sector_size()),
+        random,
+        proof.as_v1_config(),
+        seed,
+    )?;
+    Ok(p.with_shape_key(key))
+}
+
+/// The vanilla setup params of `config`'s circuit, as filecoin-proofs derives them per type.
+fn setup_params(config: &PoStConfig) -> Result<SetupParams> {
+    Ok(match config.typ {
+        PoStType::Winning => winning_post_setup_params(config)
+            .map_err(|e| fil_error(ErrorKind::InvalidInput, "WinningPoSt setup", e))?,
+        PoStType::Window => window_post_setup_params(config),
+    })
+}
+
 /// filecoin-proofs' rule for a WindowPoSt's partition count (its function is crate-private):
 /// one partition per `sector_count` sectors, and `None` (one) unless that is more than one.
 fn window_partitions(sectors: usize, sector_count: usize) -> Option<usize> {
@@ -281,11 +335,7 @@ pub(crate) fn test_srs(
         config: PoStConfig,
         waste: &crate::fixtures::ToxicWaste,
     ) -> Result<crate::groth16::Srs> {
-        let vanilla_params = match config.typ {
-            PoStType::Winning => winning_post_setup_params(&config)
-                .map_err(|e| fil_error(ErrorKind::InvalidInput, "WinningPoSt setup", e))?,
-            PoStType::Window => window_post_setup_params(&config),
-        };
+        let vanilla_params = setup_params(&config)?;
         let public_params = FallbackPoStCompound::<Tree>::setup(&compound_proof::SetupParams {
             vanilla_params,
             partitions: None,

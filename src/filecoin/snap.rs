@@ -134,6 +134,83 @@ fn partitions_of<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
         .collect())
 }
 
+/// Partition 0 of `proof`'s update circuit, any sector size, with random values
+/// (`random.rs`): random commitments, apex leaves and tree paths, one partition path shared
+/// by every challenge, and each challenge's new replica leaf derived as the circuit checks
+/// it (`leaf_r_old + leaf_d_new * rho`, rho of the challenge the circuit derives from
+/// comm_r_new), so that synthesis runs to the end. The synthesis bench's 32GiB partition.
+#[cfg(feature = "test-fixtures")]
+pub fn snap_random_partition(proof: RegisteredUpdateProof, seed: u64) -> Result<PartitionCircuit> {
+    fn random<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+        proof: RegisteredUpdateProof,
+        seed: u64,
+    ) -> Result<PartitionCircuit> {
+        let config = SectorUpdateConfig::from_porep_config(&proof.as_v1_config());
+        let h = config.h;
+        let public_params =
+            storage_proofs_update::PublicParams::from_sector_size(u64::from(config.sector_size));
+        Ok(PartitionCircuit::build(move || {
+            Ok(random_update_circuit::<Tree>(public_params, h, seed))
+        }))
+    }
+    let key = crate::r1cs::ShapeKey::new(ParamsFor::Update(proof).circuit_id()?);
+    let p = with_shape!(u64::from(proof.sector_size()), random, proof, seed)?;
+    Ok(p.with_shape_key(key))
+}
+
+#[cfg(feature = "test-fixtures")]
+fn random_update_circuit<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    public_params: storage_proofs_update::PublicParams,
+    h: usize,
+    seed: u64,
+) -> storage_proofs_update::EmptySectorUpdateCircuit<Tree> {
+    use super::random::{random_fr, seeded};
+    use blstrs::Scalar as Fr;
+    use storage_proofs_update::circuit::{self, EmptySectorUpdateCircuit};
+    use storage_proofs_update::constants::{TreeDDomain, TreeRDomain};
+    use storage_proofs_update::{phi, rho, Challenges};
+
+    let mut rng = seeded(seed);
+    let rng = &mut rng;
+    let sector_nodes = public_params.sector_nodes;
+    let k = 0;
+    let comm_r_old = TreeRDomain::from(random_fr(rng));
+    let comm_d_new = TreeDDomain::from(random_fr(rng));
+    let comm_r_new = TreeRDomain::from(random_fr(rng));
+    let pub_inputs =
+        circuit::PublicInputs::new(sector_nodes, k, h, comm_r_old, comm_d_new, comm_r_new);
+
+    let mut fill = |v: &mut Option<Fr>| *v = Some(random_fr(rng));
+    let mut priv_inputs = circuit::PrivateInputs::<Tree>::empty(sector_nodes);
+    fill(&mut priv_inputs.comm_c);
+    fill(&mut priv_inputs.root_r_old);
+    fill(&mut priv_inputs.root_r_new);
+    priv_inputs.apex_leafs.iter_mut().for_each(&mut fill);
+    for c in priv_inputs.challenge_proofs.iter_mut() {
+        fill(&mut c.leaf_r_old);
+        fill(&mut c.leaf_d_new);
+        for path in [&mut c.path_r_old, &mut c.path_d_new, &mut c.path_r_new] {
+            path.iter_mut().flatten().for_each(&mut fill);
+        }
+    }
+    // Every challenge lies in partition k: its TreeD path ends in the same partition path.
+    let partition_from = public_params.challenge_bit_len - public_params.partition_bit_len;
+    let partition_path = priv_inputs.challenge_proofs[0].path_d_new[partition_from..].to_vec();
+    let phi = phi(&comm_d_new, &comm_r_old);
+    let shr = public_params.challenge_bit_len - h;
+    let challenges = Challenges::new(sector_nodes, comm_r_new, k);
+    for (c, proof) in challenges.zip(priv_inputs.challenge_proofs.iter_mut()) {
+        proof.path_d_new[partition_from..].clone_from_slice(&partition_path);
+        let rho = rho(&phi, c >> shr);
+        proof.leaf_r_new = Some(proof.leaf_r_old.unwrap() + proof.leaf_d_new.unwrap() * rho);
+    }
+    EmptySectorUpdateCircuit {
+        pub_params: public_params,
+        pub_inputs,
+        priv_inputs,
+    }
+}
+
 /// Test-only params for `proof`'s circuit from known toxic waste (its blank circuit).
 #[cfg(feature = "test-fixtures")]
 pub(crate) fn test_srs(

@@ -1,0 +1,250 @@
+//! One Filecoin partition of any sector size through every stage on GPU 0: the recording,
+//! the witness on the CPU, a, b and c on the GPU from the resident matrices, the NTTs and
+//! MSMs, and the host's finish, each timed.
+//!
+//! ```text
+//! cargo build --release --features cuda,test-fixtures --bin partition_bench   (without cuda: --cpu only)
+//! target/release/partition_bench [--kind porep|snap|window-post|winning-post]
+//!     [--sector-size 2KiB|8MiB|512MiB|32GiB|64GiB] [--proofs N] [--check-cpu] [--cpu]
+//! ```
+//!
+//! The partition has random values in the circuit's shape (`cuzk::filecoin`'s
+//! `*_random_partition`: the real circuit's R1CS, checked at 2KiB by tests/r1cs_recorded.rs)
+//! and the params are timing-only ([`cuzk::fixtures::timing_srs`]: the right section lengths,
+//! points cycling through 16,384 random ones), so nothing here verifies: the figures are the
+//! work of a real partition of that size, which no device session could seal and set up
+//! params for at 32GiB. The first proof also makes the SRS and the matrices resident on the
+//! device; the later ones are the steady state. `--check-cpu` proves each partition's start
+//! phase on the CPU too and requires the same four MSM results (minutes per proof at 32GiB).
+//! `--cpu` runs the start phase on the CPU instead of the GPU (any machine; a, b and c by the
+//! CPU mat-vec).
+
+use std::time::Instant;
+
+use cuzk::cpu::CpuStart;
+use cuzk::engine::PartitionCircuit;
+use cuzk::filecoin::{
+    porep_random_partition, post_random_partition, snap_random_partition, RegisteredPoStProof,
+    RegisteredSealProof, RegisteredUpdateProof,
+};
+use cuzk::fixtures::timing_srs;
+use cuzk::gpu::{self, GpuStart};
+use cuzk::groth16::{finish_timed, Randomness, StartPhase};
+use cuzk::r1cs::R1csCache;
+
+struct Args {
+    kind: String,
+    size: String,
+    proofs: usize,
+    check_cpu: bool,
+    cpu: bool,
+}
+
+fn args() -> Args {
+    let argv: Vec<String> = std::env::args().collect();
+    let opt = |name: &str| {
+        argv.iter()
+            .position(|a| a == name)
+            .and_then(|i| argv.get(i + 1))
+            .cloned()
+    };
+    Args {
+        kind: opt("--kind").unwrap_or_else(|| "porep".into()),
+        size: opt("--sector-size").unwrap_or_else(|| "2KiB".into()),
+        proofs: opt("--proofs").and_then(|s| s.parse().ok()).unwrap_or(2),
+        check_cpu: argv.iter().any(|a| a == "--check-cpu"),
+        cpu: argv.iter().any(|a| a == "--cpu"),
+    }
+}
+
+/// The registered proofs of a sector size: seal, update, WindowPoSt, WinningPoSt.
+fn proofs_of(
+    size: &str,
+) -> (
+    RegisteredSealProof,
+    RegisteredUpdateProof,
+    RegisteredPoStProof,
+    RegisteredPoStProof,
+) {
+    use RegisteredPoStProof as P;
+    use RegisteredSealProof as S;
+    use RegisteredUpdateProof as U;
+    match size {
+        "2KiB" => (
+            S::StackedDrg2KiBV1_1,
+            U::StackedDrg2KiBV1,
+            P::StackedDrgWindow2KiBV1_2,
+            P::StackedDrgWinning2KiBV1,
+        ),
+        "8MiB" => (
+            S::StackedDrg8MiBV1_1,
+            U::StackedDrg8MiBV1,
+            P::StackedDrgWindow8MiBV1_2,
+            P::StackedDrgWinning8MiBV1,
+        ),
+        "512MiB" => (
+            S::StackedDrg512MiBV1_1,
+            U::StackedDrg512MiBV1,
+            P::StackedDrgWindow512MiBV1_2,
+            P::StackedDrgWinning512MiBV1,
+        ),
+        "32GiB" => (
+            S::StackedDrg32GiBV1_1,
+            U::StackedDrg32GiBV1,
+            P::StackedDrgWindow32GiBV1_2,
+            P::StackedDrgWinning32GiBV1,
+        ),
+        "64GiB" => (
+            S::StackedDrg64GiBV1_1,
+            U::StackedDrg64GiBV1,
+            P::StackedDrgWindow64GiBV1_2,
+            P::StackedDrgWinning64GiBV1,
+        ),
+        other => panic!("--sector-size {other}: one of 2KiB, 8MiB, 512MiB, 32GiB, 64GiB"),
+    }
+}
+
+fn partition(args: &Args, seed: u64) -> PartitionCircuit {
+    let (seal, update, window, winning) = proofs_of(&args.size);
+    match args.kind.as_str() {
+        "porep" => porep_random_partition(seal, seed),
+        "snap" => snap_random_partition(update, seed),
+        "window-post" => post_random_partition(window, seed),
+        "winning-post" => post_random_partition(winning, seed),
+        other => panic!("--kind {other}: one of porep, snap, window-post, winning-post"),
+    }
+    .expect("a random partition")
+}
+
+/// The process's peak resident set (`VmHWM`), for the memory line.
+fn peak_rss() -> String {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .map(|l| l.trim_start_matches("VmHWM:").trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn main() {
+    let args = args();
+    let name = format!("{}-{}", args.kind, args.size);
+    let gpu = if args.cpu {
+        None
+    } else {
+        match gpu::discover() {
+            Ok(d) if !d.is_empty() => println!("device: {:?}", d[0]),
+            Ok(_) => return println!("SKIP: no CUDA device (--cpu proves on the CPU)"),
+            Err(e) => return println!("SKIP: {e} (--cpu proves on the CPU)"),
+        }
+        Some(GpuStart::new(0).expect("GPU 0"))
+    };
+    let (backend, on): (&dyn StartPhase, &str) = match &gpu {
+        Some(g) => (g, "GPU"),
+        None => (&CpuStart, "CPU"),
+    };
+    println!(
+        "partition_bench {name}: random values in the circuit's shape, timing-only params \
+         (points cycle through 16,384 random ones: nothing verifies); {} threads",
+        rayon::current_num_threads()
+    );
+    let cache = R1csCache::new();
+
+    let t = Instant::now();
+    let (first, recorded) = partition(&args, 1)
+        .synthesize_deferred(&cache, None)
+        .expect("record and witness");
+    let recorded = recorded.expect("a shape key: the partition is recorded");
+    println!(
+        "  record once (and its witness): {:.3} s, {:?}, matrices {:.2} GB",
+        t.elapsed().as_secs_f64(),
+        recorded.shape(),
+        recorded.bytes() as f64 / 1e9
+    );
+    let t = Instant::now();
+    let srs = timing_srs(&first.witness, recorded.shape().constraints, 1);
+    println!(
+        "  timing params: {:.3} s, {:.2} GB on the host (h {}, l {}, a {}, b {})",
+        t.elapsed().as_secs_f64(),
+        srs.memory_bytes() as f64 / 1e9,
+        srs.h.len(),
+        srs.l.len(),
+        srs.a.len(),
+        srs.b_g1.len()
+    );
+    drop(first);
+
+    for i in 0..args.proofs {
+        let t = Instant::now();
+        let (assignment, _) = partition(&args, 10 + i as u64)
+            .synthesize_deferred(&cache, None)
+            .expect("witness");
+        let witness_s = t.elapsed().as_secs_f64();
+        let witness = assignment.witness;
+        witness
+            .validate(recorded.shape().constraints, &srs)
+            .expect("the witness fits the params");
+
+        let t = Instant::now();
+        let (partial, timings) = backend
+            .start_deferred(&srs, &*recorded, &witness)
+            .expect("start phase");
+        let start_s = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let (_proof, b_g2) =
+            finish_timed(&srs, &witness, &partial, Randomness::random()).expect("finish");
+        let finish_s = t.elapsed().as_secs_f64();
+
+        let stages: Vec<String> = timings
+            .stages()
+            .iter()
+            .map(|(stage, d)| format!("{stage} {:.3}", d.as_secs_f64()))
+            .collect();
+        println!(
+            "partition {name} proof {i}{}: witness {witness_s:.3} s (CPU), start {start_s:.3} s \
+             ({on}; kernels {:.3}), finish {finish_s:.3} s (host B_g2 {:.3}), witness + start + \
+             finish {:.3} s",
+            if i == 0 && gpu.is_some() {
+                " (SRS and matrices made resident)"
+            } else {
+                ""
+            },
+            timings.kernels.as_secs_f64(),
+            b_g2.as_secs_f64(),
+            witness_s + start_s + finish_s
+        );
+        println!("  {name} proof {i} start stages (s): {}", stages.join(", "));
+        if args.check_cpu {
+            let t = Instant::now();
+            let (cpu, _) = CpuStart
+                .start_deferred(&srs, &*recorded, &witness)
+                .expect("CPU start phase");
+            // The CPU leaves B_g2 to the finish; the GPU's, where it made one, against that.
+            let b_g2_same = partial.b_g2.map_or(true, |g| {
+                g == cuzk::groth16::prover::b_g2_msm(&srs, &witness)
+            });
+            let same = cpu.h == partial.h
+                && cpu.l == partial.l
+                && cpu.a == partial.a
+                && cpu.b_g1 == partial.b_g1
+                && b_g2_same;
+            println!(
+                "  {name} proof {i} CPU start phase {:.3} s, same MSM results as the {on}'s: {same}",
+                t.elapsed().as_secs_f64()
+            );
+            assert!(
+                same,
+                "{name}: the {on}'s start phase differs from the CPU's"
+            );
+        }
+    }
+    if let Some(g) = &gpu {
+        println!(
+            "  {name}: device resident {:.2} GB",
+            g.resident_bytes() as f64 / 1e9
+        );
+    }
+    println!("  {name}: peak RSS {}", peak_rss());
+}

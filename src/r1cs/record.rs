@@ -8,7 +8,7 @@ use bellpepper_core::{
 use blstrs::Scalar;
 use ff::Field;
 
-use super::matrix::{Coefficients, SparseMatrix};
+use super::matrix::{Coefficients, SparseMatrix, MINUS_ONE, PLUS_ONE};
 use super::recorded::{RecordedCircuit, RecordingId, INPUT_COLUMN};
 use super::witness::WitnessValues;
 use crate::error::{Error, Result};
@@ -18,7 +18,7 @@ use crate::groth16::Density;
 /// evaluate it (ONE first, bellperson's `input_i · 0 = 0` constraints appended) and returns
 /// it with the witness this run assigned.
 pub fn record<C: Circuit<Scalar>>(circuit: C) -> Result<(RecordedCircuit, WitnessValues)> {
-    let mut cs = Recorder::new();
+    let mut cs = Recorder::empty();
     cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
     circuit.synthesize(&mut cs)?;
     if let Some(e) = cs.error.take() {
@@ -130,7 +130,7 @@ impl Recorder {
         m.end_row()
     }
 
-    fn new() -> Self {
+    fn empty() -> Self {
         Recorder {
             a: SparseMatrix::new(),
             b: SparseMatrix::new(),
@@ -194,6 +194,82 @@ impl ConstraintSystem<Scalar> for Recorder {
                 return;
             }
         }
+    }
+
+    /// An empty system, for a part of a circuit synthesized on its own (its first input is
+    /// its own ONE, the same variable as ours).
+    fn new() -> Self {
+        Recorder::empty()
+    }
+
+    fn is_extensible() -> bool {
+        true
+    }
+
+    /// Appends a part recorded on its own (a WindowPoSt's sector chunks, one per thread) as
+    /// if it had been recorded here in sequence, which is how the synthesizer and the witness
+    /// generator append theirs: its rows after ours, its aux variables after ours, its inputs
+    /// after ours less its ONE (our ONE), its coefficients by value into our table.
+    fn extend(&mut self, other: &Self) {
+        if self.error.is_some() {
+            return;
+        }
+        if let Some(e) = &other.error {
+            self.error = Some(Error::new(e.kind(), e.to_string()));
+            return;
+        }
+        let (inputs, aux) = (self.input.len(), self.aux.len());
+        let column = |col: u32| -> Result<u32> {
+            if col & INPUT_COLUMN == 0 {
+                return aux_column(aux + col as usize);
+            }
+            match (col & !INPUT_COLUMN) as usize {
+                0 => input_column(0),
+                i => input_column(inputs + i - 1),
+            }
+        };
+        let Recorder {
+            a,
+            b,
+            c,
+            coefficients,
+            ..
+        } = self;
+        let mut append = |mine: &mut SparseMatrix, theirs: &SparseMatrix| -> Result<()> {
+            for r in 0..theirs.rows() {
+                let (cols, codes) = theirs.row(r);
+                for (&col, &code) in cols.iter().zip(codes) {
+                    let code = match code {
+                        PLUS_ONE | MINUS_ONE => code,
+                        k => coefficients.code(&other.coefficients.value(k))?,
+                    };
+                    mine.push_entry(column(col)?, code);
+                }
+                mine.end_row()?;
+            }
+            Ok(())
+        };
+        let appended = append(a, &other.a)
+            .and_then(|()| append(b, &other.b))
+            .and_then(|()| append(c, &other.c));
+        if let Err(e) = appended {
+            self.error = Some(e);
+            return;
+        }
+        self.a_aux_density.extend(&other.a_aux_density);
+        self.b_aux_density.extend(&other.b_aux_density);
+        if !other.b_input_density.is_empty()
+            && other.b_input_density.get(0)
+            && !self.b_input_density.is_empty()
+        {
+            self.b_input_density.set(0);
+        }
+        for i in 1..other.b_input_density.len() {
+            self.b_input_density.push(other.b_input_density.get(i));
+        }
+        self.input
+            .extend_from_slice(other.input.get(1..).unwrap_or(&[]));
+        self.aux.extend_from_slice(&other.aux);
     }
 
     fn push_namespace<NR, N>(&mut self, _: N)

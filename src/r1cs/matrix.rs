@@ -120,6 +120,13 @@ impl SparseMatrix {
         }
     }
 
+    /// Room for `rows` more rows of `entries` entries in all.
+    pub fn reserve(&mut self, rows: usize, entries: usize) {
+        self.row_start.reserve(rows);
+        self.cols.reserve(entries);
+        self.codes.reserve(entries);
+    }
+
     /// Appends an entry to the row being built.
     pub fn push_entry(&mut self, col: u32, code: Code) {
         self.cols.push(col);

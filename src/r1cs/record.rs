@@ -8,7 +8,7 @@ use bellpepper_core::{
 use blstrs::Scalar;
 use ff::Field;
 
-use super::matrix::{Coefficients, SparseMatrix, MINUS_ONE, PLUS_ONE};
+use super::matrix::{Code, Coefficients, SparseMatrix, FIRST_TABLE_CODE, MINUS_ONE, PLUS_ONE};
 use super::recorded::{RecordedCircuit, RecordingId, INPUT_COLUMN};
 use super::witness::WitnessValues;
 use crate::error::{Error, Result};
@@ -228,27 +228,34 @@ impl ConstraintSystem<Scalar> for Recorder {
                 i => input_column(inputs + i - 1),
             }
         };
-        let Recorder {
-            a,
-            b,
-            c,
-            coefficients,
-            ..
-        } = self;
-        let mut append = |mine: &mut SparseMatrix, theirs: &SparseMatrix| -> Result<()> {
+        // The part's table codes in ours, looked up once per distinct coefficient rather
+        // than once per entry (a 32GiB WindowPoSt has ~700M entries).
+        let mut codes = Vec::with_capacity(other.coefficients.len());
+        for k in other.coefficients.table() {
+            match self.coefficients.code(k) {
+                Ok(c) => codes.push(c),
+                Err(e) => {
+                    self.error = Some(e);
+                    return;
+                }
+            }
+        }
+        let recode = |code: Code| match code {
+            PLUS_ONE | MINUS_ONE => code,
+            k => codes[usize::from(k - FIRST_TABLE_CODE)],
+        };
+        let append = |mine: &mut SparseMatrix, theirs: &SparseMatrix| -> Result<()> {
+            mine.reserve(theirs.rows(), theirs.nnz());
             for r in 0..theirs.rows() {
-                let (cols, codes) = theirs.row(r);
-                for (&col, &code) in cols.iter().zip(codes) {
-                    let code = match code {
-                        PLUS_ONE | MINUS_ONE => code,
-                        k => coefficients.code(&other.coefficients.value(k))?,
-                    };
-                    mine.push_entry(column(col)?, code);
+                let (cols, row_codes) = theirs.row(r);
+                for (&col, &code) in cols.iter().zip(row_codes) {
+                    mine.push_entry(column(col)?, recode(code));
                 }
                 mine.end_row()?;
             }
             Ok(())
         };
+        let Recorder { a, b, c, .. } = self;
         let appended = append(a, &other.a)
             .and_then(|()| append(b, &other.b))
             .and_then(|()| append(c, &other.c));

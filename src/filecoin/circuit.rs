@@ -3,7 +3,6 @@
 use super::registered::ParamsFor;
 use crate::engine::{JobInput, JobKind, PartitionCircuit};
 use crate::error::Result;
-use crate::r1cs::ShapeKey;
 
 /// One Filecoin proof's partitions, ready for the synthesis stage.
 #[derive(Debug)]
@@ -25,7 +24,7 @@ impl CircuitSet {
         params: ParamsFor,
         partitions: Vec<PartitionCircuit>,
     ) -> Result<Self> {
-        let key = ShapeKey::new(params.circuit_id()?);
+        let key = params.shape_key()?;
         Ok(CircuitSet {
             kind,
             params,

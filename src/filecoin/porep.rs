@@ -76,7 +76,7 @@ pub fn porep_random_partition(
             ))
         }))
     }
-    let key = crate::r1cs::ShapeKey::new(ParamsFor::Seal(proof).circuit_id()?);
+    let key = ParamsFor::Seal(proof).shape_key()?;
     let p = with_shape!(
         u64::from(proof.sector_size()),
         random,

@@ -285,7 +285,7 @@ pub fn post_random_partition(proof: RegisteredPoStProof, seed: u64) -> Result<Pa
             })
         }))
     }
-    let key = crate::r1cs::ShapeKey::new(ParamsFor::PoSt(proof).circuit_id()?);
+    let key = ParamsFor::PoSt(proof).shape_key()?;
     let p = with_shape!(
         u64::from(proof.sector_size()),
         random,

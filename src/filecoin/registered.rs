@@ -59,6 +59,12 @@ impl ParamsFor {
         .map_err(|e| fil_error(ErrorKind::InvalidArgument, "circuit identifier", e))
     }
 
+    /// The shape key the engine records this circuit under: its circuit id (every
+    /// partition of every proof of one circuit id has the same R1CS).
+    pub(crate) fn shape_key(self) -> Result<crate::r1cs::ShapeKey> {
+        Ok(crate::r1cs::ShapeKey::new(self.circuit_id()?))
+    }
+
     /// The params file: `v28-<circuit id>.params` in `dir`, or in the Filecoin parameter
     /// cache when `dir` is `None`.
     pub fn params_path(self, dir: Option<&Path>) -> Result<PathBuf> {

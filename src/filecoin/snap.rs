@@ -153,7 +153,7 @@ pub fn snap_random_partition(proof: RegisteredUpdateProof, seed: u64) -> Result<
             Ok(random_update_circuit::<Tree>(public_params, h, seed))
         }))
     }
-    let key = crate::r1cs::ShapeKey::new(ParamsFor::Update(proof).circuit_id()?);
+    let key = ParamsFor::Update(proof).shape_key()?;
     let p = with_shape!(u64::from(proof.sector_size()), random, proof, seed)?;
     Ok(p.with_shape_key(key))
 }

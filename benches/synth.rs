@@ -22,9 +22,8 @@ use std::time::{Duration, Instant};
 
 use cuzk::engine::PartitionCircuit;
 use cuzk::filecoin::{
-    porep_c2_circuits, porep_random_partition, post_random_partition, snap_circuits,
-    snap_random_partition, window_post_circuits, winning_post_circuits, RegisteredPoStProof,
-    RegisteredSealProof, RegisteredUpdateProof, SnapCommitments,
+    porep_c2_circuits, porep_random_partition, post_random_partition, snap_random_partition,
+    RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof,
 };
 use cuzk::fixtures::{sector, SampleCircuit};
 use filecoin_common::fixture;
@@ -54,71 +53,58 @@ fn first(set: cuzk::filecoin::CircuitSet) -> PartitionCircuit {
     set.partitions.into_iter().next().expect("a partition")
 }
 
+/// The 2KiB rows' inputs, made (the sectors sealed) the first time one of them runs: named
+/// 32GiB rows alone need none.
+struct Inputs {
+    c1: (Vec<u8>, u64, [u8; 32]),
+    snap: sector::SnapInputs,
+    winning: sector::WinningPostInputs,
+    window: sector::WindowPostInputs,
+}
+
+fn inputs() -> &'static Inputs {
+    static INPUTS: std::sync::OnceLock<Inputs> = std::sync::OnceLock::new();
+    INPUTS.get_or_init(|| {
+        let f = fixture();
+        let s0 = &f.sectors[0];
+        let sectors: Vec<_> = f.sectors.iter().collect();
+        Inputs {
+            c1: (s0.c1_output.clone(), s0.sector_id, s0.prover_id),
+            snap: sector::snap_inputs(&f.sectors[1], 41).expect("snap inputs"),
+            winning: sector::winning_post_inputs(s0, randomness_bytes(7)).expect("winning"),
+            window: sector::window_post_inputs(&sectors, randomness_bytes(9)).expect("window"),
+        }
+    })
+}
+
 fn benches() -> Vec<Bench> {
-    let f = fixture();
-    let s0 = &f.sectors[0];
-    let c1 = (s0.c1_output.clone(), s0.sector_id, s0.prover_id);
-    let snap = sector::snap_inputs(&f.sectors[1], 41).expect("snap inputs");
-    let winning = sector::winning_post_inputs(s0, randomness_bytes(7)).expect("winning inputs");
-    let sectors: Vec<_> = f.sectors.iter().collect();
-    let window = sector::window_post_inputs(&sectors, randomness_bytes(9)).expect("window");
     vec![
         Bench {
             name: "porep-2KiB",
             runs: 3,
             default: true,
-            make: Box::new(move || first(porep_c2_circuits(&c1.0, c1.1, c1.2).unwrap())),
+            make: Box::new(|| {
+                let (c1, sector_id, prover_id) = &inputs().c1;
+                first(porep_c2_circuits(c1, *sector_id, *prover_id).unwrap())
+            }),
         },
         Bench {
             name: "snap-2KiB",
             runs: 3,
             default: true,
-            make: Box::new(move || {
-                first(
-                    snap_circuits(
-                        snap.registered_update_proof,
-                        &snap.vanilla_proofs,
-                        SnapCommitments {
-                            comm_r_old: snap.comm_r_old,
-                            comm_r_new: snap.comm_r_new,
-                            comm_d_new: snap.comm_d_new,
-                        },
-                    )
-                    .unwrap(),
-                )
-            }),
+            make: Box::new(|| first(inputs().snap.circuits().unwrap())),
         },
         Bench {
             name: "winning-post-2KiB",
             runs: 5,
             default: true,
-            make: Box::new(move || {
-                first(
-                    winning_post_circuits(
-                        winning.registered_post_proof,
-                        &winning.randomness,
-                        winning.prover_id,
-                        &winning.vanilla_proofs,
-                    )
-                    .unwrap(),
-                )
-            }),
+            make: Box::new(|| first(inputs().winning.circuits().unwrap())),
         },
         Bench {
             name: "window-post-2KiB",
             runs: 9,
             default: true,
-            make: Box::new(move || {
-                first(
-                    window_post_circuits(
-                        window.registered_post_proof,
-                        &window.randomness,
-                        window.prover_id,
-                        &window.vanilla_proofs,
-                    )
-                    .unwrap(),
-                )
-            }),
+            make: Box::new(|| first(inputs().window.circuits().unwrap())),
         },
         // Random values in the PoRep circuit's shape (tests/r1cs_recorded.rs: the same R1CS
         // as a sealed sector's at 2KiB): a partition of a sector size no test seals.

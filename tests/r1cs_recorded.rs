@@ -13,9 +13,8 @@ use std::sync::Arc;
 use cuzk::engine::PartitionCircuit;
 use cuzk::filecoin::{
     porep_c2_circuits, porep_c2_walk_circuits, porep_random_partition, post_random_partition,
-    proof_bytes, prove_winning_post, snap_circuits, snap_random_partition, window_post_circuits,
-    winning_post_circuits, CircuitSet, ParamsFor, ProofOptions, RegisteredSealProof,
-    SnapCommitments,
+    proof_bytes, prove_winning_post, snap_random_partition, CircuitSet, ParamsFor, ProofOptions,
+    RegisteredSealProof,
 };
 use cuzk::fixtures::sector;
 use cuzk::fixtures::SampleCircuit;
@@ -257,21 +256,14 @@ fn the_porep_walk_has_storage_proofs_r1cs() {
 #[test]
 fn snap_deals_equal_the_synthesizer() {
     let f = fixture();
-    let set = |i: &sector::SnapInputs| {
-        snap_circuits(
-            i.registered_update_proof,
-            &i.vanilla_proofs,
-            SnapCommitments {
-                comm_r_old: i.comm_r_old,
-                comm_r_new: i.comm_r_new,
-                comm_d_new: i.comm_d_new,
-            },
-        )
-        .unwrap()
-    };
     let first = sector::snap_inputs(&f.sectors[1], 31).unwrap();
     let second = sector::snap_inputs(&f.sectors[2], 32).unwrap();
-    check_filecoin("2KiB SnapDeals", set(&first), || set(&second), 1);
+    check_filecoin(
+        "2KiB SnapDeals",
+        first.circuits().unwrap(),
+        || second.circuits().unwrap(),
+        1,
+    );
 }
 
 fn randomness_bytes(seed: u8) -> [u8; 32] {
@@ -283,37 +275,29 @@ fn randomness_bytes(seed: u8) -> [u8; 32] {
 #[test]
 fn winning_post_equals_the_synthesizer() {
     let f = fixture();
-    let set = |i: &sector::WinningPostInputs| {
-        winning_post_circuits(
-            i.registered_post_proof,
-            &i.randomness,
-            i.prover_id,
-            &i.vanilla_proofs,
-        )
-        .unwrap()
-    };
     let first = sector::winning_post_inputs(&f.sectors[0], randomness_bytes(7)).unwrap();
     let second = sector::winning_post_inputs(&f.sectors[1], randomness_bytes(8)).unwrap();
-    check_filecoin("2KiB WinningPoSt", set(&first), || set(&second), 1);
+    check_filecoin(
+        "2KiB WinningPoSt",
+        first.circuits().unwrap(),
+        || second.circuits().unwrap(),
+        1,
+    );
 }
 
 #[test]
 fn window_post_equals_the_synthesizer() {
     let f = fixture();
     let sectors: Vec<_> = f.sectors.iter().collect();
-    let set = |i: &sector::WindowPostInputs| {
-        window_post_circuits(
-            i.registered_post_proof,
-            &i.randomness,
-            i.prover_id,
-            &i.vanilla_proofs,
-        )
-        .unwrap()
-    };
     let first = sector::window_post_inputs(&sectors, randomness_bytes(9)).unwrap();
     let second = sector::window_post_inputs(&sectors, randomness_bytes(10)).unwrap();
     // Both partitions, the second padded with a repeated sector as filecoin-proofs pads it.
-    check_filecoin("2KiB WindowPoSt", set(&first), || set(&second), 2);
+    check_filecoin(
+        "2KiB WindowPoSt",
+        first.circuits().unwrap(),
+        || second.circuits().unwrap(),
+        2,
+    );
 }
 
 /// The synthesis bench's random-valued SnapDeals, WinningPoSt and WindowPoSt partitions
@@ -324,39 +308,12 @@ fn random_valued_update_and_post_partitions_have_the_real_r1cs() {
     let f = fixture();
     let first = |set: CircuitSet| set.partitions.into_iter().next().unwrap();
     let snap = sector::snap_inputs(&f.sectors[1], 33).unwrap();
-    let real_snap = first(
-        snap_circuits(
-            snap.registered_update_proof,
-            &snap.vanilla_proofs,
-            SnapCommitments {
-                comm_r_old: snap.comm_r_old,
-                comm_r_new: snap.comm_r_new,
-                comm_d_new: snap.comm_d_new,
-            },
-        )
-        .unwrap(),
-    );
+    let real_snap = first(snap.circuits().unwrap());
     let winning = sector::winning_post_inputs(&f.sectors[0], randomness_bytes(5)).unwrap();
-    let real_winning = first(
-        winning_post_circuits(
-            winning.registered_post_proof,
-            &winning.randomness,
-            winning.prover_id,
-            &winning.vanilla_proofs,
-        )
-        .unwrap(),
-    );
+    let real_winning = first(winning.circuits().unwrap());
     let sectors: Vec<_> = f.sectors.iter().collect();
     let window = sector::window_post_inputs(&sectors, randomness_bytes(6)).unwrap();
-    let real_window = first(
-        window_post_circuits(
-            window.registered_post_proof,
-            &window.randomness,
-            window.prover_id,
-            &window.vanilla_proofs,
-        )
-        .unwrap(),
-    );
+    let real_window = first(window.circuits().unwrap());
     let cases = [
         (
             "SnapDeals",

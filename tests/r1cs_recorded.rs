@@ -3,8 +3,8 @@
 //! circuit (PoRep C2, SnapDeals, WinningPoSt, WindowPoSt). The recording comes from one
 //! circuit of a shape and is used for another (other sector, other randomness), through the
 //! cache the engine uses. A witness of another shape is rejected. Every Filecoin circuit's
-//! witness run (with its fast paths: the PoRep's native SHA-256) equals, value for value,
-//! the run in which every gadget computes its own values.
+//! witness run (with its fast paths: the PoRep's and SnapDeals' native SHA-256) equals,
+//! value for value, the run in which every gadget computes its own values.
 
 mod filecoin_common;
 
@@ -167,7 +167,8 @@ fn check_filecoin(
         assert_same(&format!("{what} partition {k}"), &got, &want);
     }
     assert_eq!(cache.recordings(), 1, "{what}: recorded once");
-    // The witness run's fast paths (the PoRep's native SHA-256) give every gadget's value.
+    // The witness run's fast paths (the PoRep's and SnapDeals' native SHA-256) give every
+    // gadget's value.
     let fast = check().partitions;
     let gadgets = check().partitions;
     for (k, (fast, gadgets)) in fast.into_iter().zip(gadgets).enumerate() {
@@ -264,6 +265,65 @@ fn snap_deals_equal_the_synthesizer() {
         || second.circuits().unwrap(),
         1,
     );
+
+    // The witness run is the walk, its TreeD hashes without the SHA-256 gadget: by
+    // namespace, the circuit's hashes are there (the 2KiB apex tree's 7, each of the 10
+    // challenges' 3 path levels) and the gadget's "hash" under none of them. Were the
+    // circuit itself run, `Sha256Function`'s "hash" namespace would be under each.
+    let partition = second.circuits().unwrap().partitions.remove(0);
+    let (values, profile) = partition.witness_profile(3).unwrap();
+    let plain = second.circuits().unwrap().partitions.remove(0).witness();
+    assert!(values == plain.unwrap(), "the profiled witness differs");
+    let calls = |path: &str| {
+        profile
+            .entries
+            .iter()
+            .find(|e| e.path == path)
+            .map(|e| (e.calls, e.aux > 0))
+    };
+    assert_eq!(
+        calls("apex_gadget/apex_tree generation hash (tree_row=#, siblings=#)"),
+        Some((7, true))
+    );
+    assert_eq!(
+        calls("por to_apex_leaf (c_index=#)/merkle proof hash (height=#)"),
+        Some((30, true))
+    );
+    let gadget: Vec<&str> = profile
+        .entries
+        .iter()
+        .map(|e| e.path.as_str())
+        .filter(|p| {
+            (p.starts_with("apex_gadget/") || p.starts_with("por to_apex_leaf"))
+                && p.ends_with("/hash")
+        })
+        .collect();
+    assert!(
+        gadget.is_empty(),
+        "SHA-256 gadgets in the witness run: {gadget:?}"
+    );
+}
+
+/// cuzk's walk of the SnapDeals circuit (its witness path, and the random-valued partition
+/// the synthesis bench uses for 32GiB) has storage-proofs-update's R1CS exactly; the
+/// random-valued partition's is checked in
+/// `random_valued_update_and_post_partitions_have_the_real_r1cs`.
+#[test]
+fn the_snap_walk_has_storage_proofs_r1cs() {
+    let f = fixture();
+    let snap = sector::snap_inputs(&f.sectors[2], 34).unwrap();
+    let first = |set: CircuitSet| set.partitions.into_iter().next().unwrap();
+    let (theirs, their_values) = first(snap.circuits().unwrap()).record().unwrap();
+    let (walked, walked_values) = first(snap.walk_circuits().unwrap()).record().unwrap();
+    assert!(
+        walked == theirs,
+        "the walk's R1CS differs from EmptySectorUpdateCircuit's"
+    );
+    assert!(
+        walked_values == their_values,
+        "the walk's recorded values differ"
+    );
+    eprintln!("2KiB SnapDeals: {:?}, the walk alike", theirs.shape());
 }
 
 fn randomness_bytes(seed: u8) -> [u8; 32] {
@@ -343,7 +403,8 @@ fn random_valued_update_and_post_partitions_have_the_real_r1cs() {
             theirs.shape()
         );
     }
-    // A witness run (not only a recording) of a random partition goes to the end and fits.
+    // A witness run (not only a recording) of a random partition goes to the end and fits,
+    // and its native SHA-256 gives the walk's values through the gadgets.
     let (recorded, _) = snap_random_partition(snap.registered_update_proof, 7)
         .unwrap()
         .record()
@@ -353,6 +414,11 @@ fn random_valued_update_and_post_partitions_have_the_real_r1cs() {
         .witness()
         .unwrap();
     recorded.check(&values).unwrap();
+    let through_gadgets = snap_random_partition(snap.registered_update_proof, 8)
+        .unwrap()
+        .witness_through_gadgets()
+        .unwrap();
+    assert_same_values("2KiB random SnapDeals", &values, &through_gadgets);
 }
 
 #[test]

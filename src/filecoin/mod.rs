@@ -22,7 +22,9 @@ mod post;
 #[cfg(feature = "test-fixtures")]
 mod random;
 mod registered;
+mod sha256_tree;
 mod snap;
+mod snap_witness;
 
 use std::path::PathBuf;
 
@@ -38,7 +40,7 @@ pub use post::{
 };
 pub use registered::{post_proof, seal_proof, update_proof, ParamsFor};
 #[cfg(feature = "test-fixtures")]
-pub use snap::snap_random_partition;
+pub use snap::{snap_random_partition, snap_walk_circuits};
 pub use snap::{prove_snap, snap_circuits, SnapCommitments};
 
 pub use filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof};

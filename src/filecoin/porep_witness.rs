@@ -36,13 +36,14 @@ use filecoin_proofs::types::MerkleTreeTrait;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use storage_proofs_core::gadgets::por::{AuthPath, PoRCircuit};
-use storage_proofs_core::gadgets::{constraint, encode::encode, insertion::insert};
+use storage_proofs_core::gadgets::{constraint, encode::encode};
 use storage_proofs_core::gadgets::{uint64::UInt64, variables::Root};
 use storage_proofs_core::merkle::{BinaryMerkleTree, MerkleProof, MerkleProofTrait};
 use storage_proofs_core::util::reverse_bit_numbering;
 use storage_proofs_porep::stacked::{self, StackedCircuit};
 use typenum::{U11, U2};
 
+use super::sha256_tree;
 use crate::error::{Error, Result};
 use crate::r1cs::sha256;
 
@@ -467,34 +468,9 @@ fn comm_d_inclusion<CS: ConstraintSystem<Fr>>(
             .iter()
             .map(|s| AllocatedNum::alloc(&mut *cs, || s.ok_or(SynthesisError::AssignmentMissing)))
             .collect::<Result<Vec<_>, _>>()?;
-        let inserted = insert(cs, &cur, &[bit], &siblings)?;
-        cur = sha256_node(cs, &inserted)?;
+        cur = sha256_tree::level(cs, &cur, bit, &siblings)?;
     }
     sha256::pack_into_inputs(cs, &path_bits)
-}
-
-/// `Sha256Function::hash_multi_leaf_circuit`: each child's 255 bits, padded to bytes and
-/// byte-reversed, hashed; the digest's first 254 little-endian bits packed.
-fn sha256_node<CS: ConstraintSystem<Fr>>(
-    cs: &mut CS,
-    children: &[AllocatedNum<Fr>],
-) -> Result<AllocatedNum<Fr>, SynthesisError> {
-    let mut preimage = Vec::with_capacity(children.len() * 256);
-    for child in children {
-        let mut bits = child.to_bits_le(&mut *cs)?;
-        while bits.len() % 8 != 0 {
-            bits.push(Boolean::constant(false));
-        }
-        preimage.extend(bits.chunks_exact(8).flat_map(|b| b.iter().rev()).cloned());
-    }
-    let digest = sha256::sha256(cs, &preimage)?;
-    let le: Vec<Boolean> = digest
-        .chunks(8)
-        .flat_map(|b| b.iter().rev())
-        .take(Fr::CAPACITY as usize)
-        .cloned()
-        .collect();
-    sha256::pack_bits(cs, &le)
 }
 
 /// storage-proofs-porep's `hash_single_column`: Poseidon of the column.

@@ -16,6 +16,7 @@ use storage_proofs_update::{
     EmptySectorUpdate, EmptySectorUpdateCompound, PartitionProof, PublicInputs, SetupParams,
 };
 
+use super::snap_witness::SnapPartition;
 use super::{fil_error, submit, CircuitSet, ParamsFor, ProofOptions};
 use crate::engine::{Engine, Job, JobKind, PartitionCircuit};
 use crate::error::{Error, ErrorKind, Result};
@@ -50,6 +51,26 @@ pub fn snap_circuits(
     vanilla_proofs: &[Vec<u8>],
     commitments: SnapCommitments,
 ) -> Result<CircuitSet> {
+    circuits(proof, vanilla_proofs, commitments, false)
+}
+
+/// As [`snap_circuits`], walked by every constraint system, not only a witness generator
+/// (`snap_witness.rs`). For the test that the walk's R1CS is storage-proofs-update's own.
+#[cfg(feature = "test-fixtures")]
+pub fn snap_walk_circuits(
+    proof: RegisteredUpdateProof,
+    vanilla_proofs: &[Vec<u8>],
+    commitments: SnapCommitments,
+) -> Result<CircuitSet> {
+    circuits(proof, vanilla_proofs, commitments, true)
+}
+
+fn circuits(
+    proof: RegisteredUpdateProof,
+    vanilla_proofs: &[Vec<u8>],
+    commitments: SnapCommitments,
+    walk_always: bool,
+) -> Result<CircuitSet> {
     if proof.major_version() != 1 {
         return Err(Error::invalid_input(format!(
             "{proof:?} is not a v1 update proof"
@@ -61,6 +82,7 @@ pub fn snap_circuits(
         proof,
         vanilla_proofs,
         commitments,
+        walk_always,
     )?;
     CircuitSet::new(JobKind::SnapDeals, ParamsFor::Update(proof), partitions)
 }
@@ -74,6 +96,7 @@ fn partitions_of<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     proof: RegisteredUpdateProof,
     vanilla_bytes: &[Vec<u8>],
     c: SnapCommitments,
+    walk_always: bool,
 ) -> Result<Vec<PartitionCircuit>> {
     let config = SectorUpdateConfig::from_porep_config(&proof.as_v1_config());
     let partitions = usize::from(config.update_partitions);
@@ -118,7 +141,7 @@ fn partitions_of<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
         .map(|(k, proof)| {
             let ctx = ctx.clone();
             PartitionCircuit::build(move || {
-                <EmptySectorUpdateCompound<Tree> as CompoundProof<
+                let circuit = <EmptySectorUpdateCompound<Tree> as CompoundProof<
                     EmptySectorUpdate<Tree>,
                     _,
                 >>::circuit(
@@ -128,7 +151,9 @@ fn partitions_of<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
                     &ctx.public_params.vanilla_params,
                     Some(k),
                 )
-                .map_err(|e| fil_error(ErrorKind::InvalidInput, "update circuit", e))
+                .map_err(|e| fil_error(ErrorKind::InvalidInput, "update circuit", e))?;
+                // The same circuit, whose witness run skips the SHA-256 gadgets.
+                Ok(SnapPartition::new(circuit, walk_always))
             })
         })
         .collect())
@@ -138,7 +163,9 @@ fn partitions_of<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
 /// (`random.rs`): random commitments, apex leaves and tree paths, one partition path shared
 /// by every challenge, and each challenge's new replica leaf derived as the circuit checks
 /// it (`leaf_r_old + leaf_d_new * rho`, rho of the challenge the circuit derives from
-/// comm_r_new), so that synthesis runs to the end. The synthesis bench's 32GiB partition.
+/// comm_r_new), so that synthesis runs to the end. Every system walks it
+/// (`snap_witness.rs`), as the PoRep's random partition. The synthesis bench's 32GiB
+/// partition.
 #[cfg(feature = "test-fixtures")]
 pub fn snap_random_partition(proof: RegisteredUpdateProof, seed: u64) -> Result<PartitionCircuit> {
     fn random<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
@@ -150,7 +177,8 @@ pub fn snap_random_partition(proof: RegisteredUpdateProof, seed: u64) -> Result<
         let public_params =
             storage_proofs_update::PublicParams::from_sector_size(u64::from(config.sector_size));
         Ok(PartitionCircuit::build(move || {
-            Ok(random_update_circuit::<Tree>(public_params, h, seed))
+            let circuit = random_update_circuit::<Tree>(public_params, h, seed);
+            Ok(SnapPartition::new(circuit, true))
         }))
     }
     let key = ParamsFor::Update(proof).shape_key()?;

@@ -175,9 +175,13 @@ fn main() {
             println!("witness profile {} (depth {depth}):\n{prof}", b.name);
             continue;
         }
+        // Progress on stderr, so a run cut short (a device call's limit) says where it was.
+        let started = Instant::now();
+        let stamp = |what: &str| eprintln!("[{:8.1} s] {}: {what}", started.elapsed().as_secs_f64(), b.name);
         let t = Instant::now();
         let (recorded, _) = (b.make)().record().expect("record");
         let record_once = t.elapsed().as_secs_f64();
+        stamp("recorded");
 
         let (mut synth, mut wit, mut matvec) = (Vec::new(), Vec::new(), Vec::new());
         let mut last = None;
@@ -188,11 +192,13 @@ fn main() {
             let t = Instant::now();
             let want = c.synthesize().expect("synthesize");
             synth.push(t.elapsed());
+            stamp("synthesized (bellperson's algorithm)");
 
             let c = (b.make)();
             let t = Instant::now();
             let values = c.witness().expect("witness");
             wit.push(t.elapsed());
+            stamp("witness");
             let witness_bytes = 32 * (values.input.len() + values.aux.len());
             let t = Instant::now();
             let got = recorded.evaluate(values).expect("mat-vec");

@@ -1,6 +1,7 @@
 // All cuzk kernels: thin __global__ wrappers that give each per-thread stage function
 // (msm.cuh, ntt.cuh) its global thread id. extern "C" keeps the names unmangled for
-// cuModuleGetFunction; src/gpu/ names the same symbols.
+// cuModuleGetFunction; src/gpu/kernels.rs has one typed wrapper per kernel, with the same
+// parameters in the same order (keep the two in step).
 #include "field.cuh"
 #include "g1.cuh"
 #include "g2.cuh"
@@ -101,37 +102,39 @@ extern "C" __global__ void cuzk_ntt_ab_minus_c(fr_t* a, const fr_t* b, const fr_
     if (i < n) a[i] = a[i] * b[i] - c[i];
 }
 
-extern "C" __global__ void cuzk_ntt_bitrev(fr_t* v, uint32_t log_n) {
-    ntt_bitrev_thread(GID(), v, log_n);
-}
+// The NTT tile kernels come in two builds: radix-8 steps (8 elements per thread in registers,
+// three stages per barrier; about 155 registers) and radix-4 steps (4 per thread, two per
+// barrier; fewer registers, so more warps per SM to hide the carry chains' latency).
+// `NttTuning::radix_log` picks one (src/gpu/kernels.rs).
 
-extern "C" __global__ void cuzk_ntt_stage(fr_t* v, const fr_t* tw, uint32_t log_n, uint32_t s) {
-    ntt_stage_thread(GID(), v, tw, log_n, s);
-}
+// The barrier between a tile's steps.
+struct cuzk_block_sync {
+    __device__ __forceinline__ void operator()() const { __syncthreads(); }
+};
 
 // The bit-reversal gather and the first min(log_n, CUZK_NTT_SMEM_LOG) stages in one pass:
-// block b owns dst[b*bs, (b+1)*bs), bs = 2^sl, with bs/2 threads (one butterfly each per stage).
-// Out of place because the gather reads elements that other blocks own.
-extern "C" __global__ void cuzk_ntt_first_stages(const fr_t* src, fr_t* dst, const fr_t* tw, uint32_t log_n) {
+// block b owns dst[b*bs, (b+1)*bs), bs = 2^sl, with bs / 2^R threads. Out of place because
+// the gather reads elements that other blocks own.
+template <int R>
+__device__ __forceinline__ void ntt_first_stages(const fr_t* src, fr_t* dst, const fr_t* tw, uint32_t log_n) {
     __shared__ fr_t sh[1 << CUZK_NTT_SMEM_LOG];
     const uint32_t sl = log_n < CUZK_NTT_SMEM_LOG ? log_n : CUZK_NTT_SMEM_LOG;
-    const uint32_t bs = 1u << sl, half = bs >> 1;
-    const uint32_t base = blockIdx.x * bs, t = threadIdx.x;
-    sh[t] = src[cuzk_bitrev(base + t, log_n)];
-    sh[t + half] = src[cuzk_bitrev(base + t + half, log_n)];
+    const uint32_t bs = 1u << sl, base = blockIdx.x * bs, t = threadIdx.x, nt = blockDim.x;
+    for (uint32_t u = t; u < bs; u += nt) sh[u] = src[cuzk_bitrev(base + u, log_n)];
     __syncthreads();
-    for (uint32_t s = 0; s < sl; s++) {
-        uint32_t m = 1u << s;
-        uint32_t k = t & (m - 1);
-        uint32_t i = ((t >> s) << (s + 1)) + k;
-        fr_t w = tw[k << (log_n - 1 - s)];
-        fr_t a = sh[i], b = sh[i + m] * w;
-        sh[i] = a + b;
-        sh[i + m] = a - b;
-        __syncthreads();
-    }
-    dst[base + t] = sh[t];
-    dst[base + t + half] = sh[t + half];
+    const ntt_tile_t tile = {base, 0, 0, log_n};
+    ntt_tile_all_stages<R>(sh, tw, tile, bs, sl, t, nt, cuzk_block_sync{});
+    for (uint32_t u = t; u < bs; u += nt) dst[base + u] = sh[u];
+}
+
+extern "C" __global__ void __launch_bounds__((1 << CUZK_NTT_SMEM_LOG) / 8)
+    cuzk_ntt_first_stages_r8(const fr_t* src, fr_t* dst, const fr_t* tw, uint32_t log_n) {
+    ntt_first_stages<3>(src, dst, tw, log_n);
+}
+
+extern "C" __global__ void __launch_bounds__((1 << CUZK_NTT_SMEM_LOG) / 4)
+    cuzk_ntt_first_stages_r4(const fr_t* src, fr_t* dst, const fr_t* tw, uint32_t log_n) {
+    ntt_first_stages<2>(src, dst, tw, log_n);
 }
 
 // Stages s0 .. s0+k-1 (k <= CUZK_NTT_MID_MAX) of the DIT transform after the block-local ones.
@@ -141,35 +144,27 @@ extern "C" __global__ void cuzk_ntt_first_stages(const fr_t* src, fr_t* dst, con
 // memory, and writes back. One pass per k stages instead of one per stage.
 #define CUZK_NTT_MID_LOW 4
 #define CUZK_NTT_MID_MAX 6
-extern "C" __global__ void cuzk_ntt_mid_stages(fr_t* v, const fr_t* tw, uint32_t log_n, uint32_t s0, uint32_t k) {
+template <int R>
+__device__ __forceinline__ void ntt_mid_stages(fr_t* v, const fr_t* tw, uint32_t log_n, uint32_t s0, uint32_t k) {
     __shared__ fr_t sh[1 << (CUZK_NTT_MID_LOW + CUZK_NTT_MID_MAX)];
-    const uint32_t C = CUZK_NTT_MID_LOW, lowmask = (1u << C) - 1;
-    const uint32_t half = 1u << (k + C - 1);
+    const uint32_t C = CUZK_NTT_MID_LOW;
+    const uint32_t elems = 1u << (k + C);
     const uint32_t groups_log = s0 - C;  // low-index groups of 2^C below bit s0
     const uint32_t lg = blockIdx.x & ((1u << groups_log) - 1), hi = blockIdx.x >> groups_log;
-    const uint32_t base = (hi << (s0 + k)) + (lg << C);
-    const uint32_t t = threadIdx.x;
-#pragma unroll
-    for (uint32_t r = 0; r < 2; r++) {
-        uint32_t u = t + r * half;
-        sh[u] = v[base + ((u >> C) << s0) + (u & lowmask)];
-    }
+    const ntt_tile_t tile = {(hi << (s0 + k)) + (lg << C), s0, C, log_n};
+    const uint32_t t = threadIdx.x, nt = blockDim.x;
+    for (uint32_t u = t; u < elems; u += nt) sh[u] = v[tile.global(u)];
     __syncthreads();
-    for (uint32_t d = 0; d < k; d++) {
-        const uint32_t s = s0 + d;
-        const uint32_t l = t & lowmask, jj = t >> C;
-        const uint32_t j0 = ((jj >> d) << (d + 1)) | (jj & ((1u << d) - 1));
-        const uint32_t u0 = (j0 << C) | l, u1 = u0 | (1u << (d + C));
-        const uint32_t g0 = base + (j0 << s0) + l;
-        fr_t w = tw[(g0 & ((1u << s) - 1)) << (log_n - 1 - s)];
-        fr_t a = sh[u0], b = sh[u1] * w;
-        sh[u0] = a + b;
-        sh[u1] = a - b;
-        __syncthreads();
-    }
-#pragma unroll
-    for (uint32_t r = 0; r < 2; r++) {
-        uint32_t u = t + r * half;
-        v[base + ((u >> C) << s0) + (u & lowmask)] = sh[u];
-    }
+    ntt_tile_all_stages<R>(sh, tw, tile, elems, k, t, nt, cuzk_block_sync{});
+    for (uint32_t u = t; u < elems; u += nt) v[tile.global(u)] = sh[u];
+}
+
+extern "C" __global__ void __launch_bounds__((1 << (CUZK_NTT_MID_LOW + CUZK_NTT_MID_MAX)) / 8)
+    cuzk_ntt_mid_stages_r8(fr_t* v, const fr_t* tw, uint32_t log_n, uint32_t s0, uint32_t k) {
+    ntt_mid_stages<3>(v, tw, log_n, s0, k);
+}
+
+extern "C" __global__ void __launch_bounds__((1 << (CUZK_NTT_MID_LOW + CUZK_NTT_MID_MAX)) / 4)
+    cuzk_ntt_mid_stages_r4(fr_t* v, const fr_t* tw, uint32_t log_n, uint32_t s0, uint32_t k) {
+    ntt_mid_stages<2>(v, tw, log_n, s0, k);
 }

@@ -1,8 +1,12 @@
 // Radix-2 NTT over Fr, natural order in and out, values in Montgomery form (blst_fr layout).
 //
-// Forward: bit-reverse permutation, then log n decimation-in-time stages. The first
-// CUZK_NTT_SMEM_LOG stages touch only contiguous blocks of 2^CUZK_NTT_SMEM_LOG elements and run
-// in one kernel in shared memory; the later stages are one global pass each.
+// Forward: bit-reverse permutation, then log n decimation-in-time stages, in passes over
+// tiles in shared memory: the first pass gathers the bit-reversed elements of contiguous
+// tiles of 2^CUZK_NTT_SMEM_LOG and runs the first stages there; each later pass runs up to
+// CUZK_NTT_MID_MAX further stages over tiles of independent sub-transforms (ntt_tile_t says
+// which elements a tile holds). Inside a tile each thread takes 2^r elements that differ in r
+// consecutive stage bits and runs those r stages in registers (a radix-2^r step), its r
+// stages' twiddles loaded before the first product: three stages per barrier instead of one.
 // Inverse: the same with omega^-1, then a scale by 1/n. Coset: scale by g^i first; inverse
 // coset: scale by g^-i / n after. The scale kernel computes g^i itself (one pow per chunk of
 // elements, then successive products), so no n-sized power table is stored.
@@ -56,25 +60,86 @@ HD uint32_t cuzk_bitrev(uint32_t x, uint32_t log_n) {
 #endif
 }
 
-HD void ntt_bitrev_thread(uint32_t i, fr_t* v, uint32_t log_n) {
-    uint32_t n = 1u << log_n;
-    if (i >= n) return;
-    uint32_t j = cuzk_bitrev(i, log_n);
-    if (i < j) {
-        fr_t a = v[i];
-        v[i] = v[j];
-        v[j] = a;
+// Where a tile's elements are. Local element u (the shared-memory index) holds global element
+// global(u); local stage d is global stage s0 + d and pairs elements whose local indices differ
+// in bit d + low. Two kinds of tile:
+//  - first pass: u is the low `bits` bits of the global index (base = tile * 2^bits), s0 = 0,
+//    low = 0;
+//  - later passes: u = (j << low) | l, j the `bits` stage bits and l the `low` bits of
+//    consecutive global indices (so a tile's loads and stores are contiguous rows of 2^low
+//    elements); global index base + (j << s0) + l.
+struct ntt_tile_t {
+    uint32_t base, s0, low, log_n;
+    HD uint32_t global(uint32_t u) const {
+        return base + ((u >> low) << s0) + (u & ((1u << low) - 1));
+    }
+};
+
+// One radix-2^R step of a tile: local stages d0 .. d0+R-1 over group g of the tile (groups
+// are the tile's elements with those R stage bits cleared, in order). The R stages' 2^R - 1
+// distinct twiddles are loaded first. tw[j] = omega^j, j < n/2.
+template <int R>
+HD void ntt_radix_step(fr_t* sh, const fr_t* tw, const ntt_tile_t& tile, uint32_t d0, uint32_t g) {
+    const uint32_t pos = d0 + tile.low;
+    const uint32_t lowmask = (1u << pos) - 1;
+    const uint32_t u0 = (g & lowmask) | ((g >> pos) << (pos + R));
+    // Global index of element e's lower... only e = 0's is needed: the others add bits at and
+    // above global stage s0 + d0, which a stage's twiddle index keeps only below the stage.
+    const uint32_t g0 = tile.global(u0);
+    const uint32_t s_first = tile.s0 + d0;
+    fr_t w[(1 << R) - 1];
+    // Stage q's pair with lower element e (bit q clear) uses omega_{2^(s+1)}^(i mod 2^s),
+    // s = s_first + q, i its global index = g0 + (e's low q bits) << s_first + (higher bits,
+    // dropped by the mod): 2^q distinct twiddles, at w[2^q - 1 + (e mod 2^q)].
+#pragma unroll
+    for (int q = 0; q < R; q++) {
+        const uint32_t s = s_first + q;
+#pragma unroll
+        for (int ee = 0; ee < (1 << q); ee++) {
+            const uint32_t i = (g0 + ((uint32_t)ee << s_first)) & ((1u << s) - 1);
+            w[(1 << q) - 1 + ee] = tw[i << (tile.log_n - 1 - s)];
+        }
+    }
+    fr_t x[1 << R];
+#pragma unroll
+    for (int e = 0; e < (1 << R); e++) x[e] = sh[u0 | ((uint32_t)e << pos)];
+#pragma unroll
+    for (int q = 0; q < R; q++) {
+#pragma unroll
+        for (int e = 0; e < (1 << R); e++) {
+            if (e & (1 << q)) continue;
+            const fr_t b = x[e | (1 << q)] * w[(1 << q) - 1 + (e & ((1 << q) - 1))];
+            x[e | (1 << q)] = x[e] - b;
+            x[e] = x[e] + b;
+        }
+    }
+#pragma unroll
+    for (int e = 0; e < (1 << R); e++) sh[u0 | ((uint32_t)e << pos)] = x[e];
+}
+
+// Thread t's share of local stages d0 .. d0+r-1 (r <= R_MAX <= 3) of a tile of `elems`
+// elements run by `threads` threads: the tile's elems / 2^r groups, strided.
+template <int R_MAX>
+HD void ntt_tile_stages(fr_t* sh, const fr_t* tw, const ntt_tile_t& tile, uint32_t elems, uint32_t d0, uint32_t r,
+                        uint32_t t, uint32_t threads) {
+    const uint32_t groups = elems >> r;
+    for (uint32_t g = t; g < groups; g += threads) {
+        if (R_MAX >= 3 && r == 3)
+            ntt_radix_step<(R_MAX >= 3 ? 3 : 1)>(sh, tw, tile, d0, g);
+        else if (R_MAX >= 2 && r == 2)
+            ntt_radix_step<(R_MAX >= 2 ? 2 : 1)>(sh, tw, tile, d0, g);
+        else
+            ntt_radix_step<1>(sh, tw, tile, d0, g);
     }
 }
 
-// One DIT stage with half-size m = 2^s: butterfly t pairs (i, i + m). tw[j] = omega^j, j < n/2.
-HD void ntt_stage_thread(uint32_t t, fr_t* v, const fr_t* tw, uint32_t log_n, uint32_t s) {
-    if (t >= (1u << (log_n - 1))) return;
-    uint32_t m = 1u << s;
-    uint32_t k = t & (m - 1);
-    uint32_t i = ((t >> s) << (s + 1)) + k;
-    fr_t w = tw[k << (log_n - 1 - s)];
-    fr_t a = v[i], b = v[i + m] * w;
-    v[i] = a + b;
-    v[i + m] = a - b;
+// The stages of a whole tile, R_MAX at a time, `sync()` between steps (the block's barrier
+// on the device; nothing on the host, which runs one thread at a time).
+template <int R_MAX, class Sync>
+HD void ntt_tile_all_stages(fr_t* sh, const fr_t* tw, const ntt_tile_t& tile, uint32_t elems, uint32_t stages,
+                            uint32_t t, uint32_t threads, Sync sync) {
+    for (uint32_t d = 0; d < stages; d += R_MAX) {
+        ntt_tile_stages<R_MAX>(sh, tw, tile, elems, d, stages - d < (uint32_t)R_MAX ? stages - d : R_MAX, t, threads);
+        sync();
+    }
 }

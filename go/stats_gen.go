@@ -10,7 +10,7 @@ import "time"
 
 // statsBytes is sizeof(cuzk_stats) as the figures table lays it out. These two lines stop
 // the build when the header and this file disagree (one regenerated without the other).
-const statsBytes = 2392
+const statsBytes = 2440
 
 var (
 	_ [C.sizeof_cuzk_stats - statsBytes]byte
@@ -93,6 +93,11 @@ type Stats struct {
 	// Start phases run on the CPU fallback (partitions whose device attempts were used up,
 	// or proved while no device was in rotation).
 	CPUFallbacks uint64
+	// Time device workers spent moving a partition's inputs to their device before taking
+	// the device mutex (a GPU's staging: the copies overlap another partition's kernels).
+	Staging Latency
+	// Partitions whose inputs were staged on their device before their start phase.
+	PartitionsStaged uint64
 	// Devices holds one entry per device in use.
 	Devices []DeviceStats
 	// Kinds holds each proof kind's counts, indexed by JobKind.
@@ -245,6 +250,8 @@ func statsFromC(c *C.cuzk_stats) Stats {
 	s.PartitionsFailedAfterRetries = uint64(c.partitions_failed_after_retries)
 	s.DevicesOutOfRotation = uint64(c.devices_out_of_rotation)
 	s.CPUFallbacks = uint64(c.cpu_fallbacks)
+	s.Staging = latencyFromC(&c.staging)
+	s.PartitionsStaged = uint64(c.partitions_staged)
 	n := int(c.device_count)
 	if n > MaxDevices {
 		n = MaxDevices

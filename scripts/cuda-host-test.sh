@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks the CUDA arithmetic and the MSM pipeline on the host (no GPU): compiles
 # cuda/test/host_test.cpp with the system C++ compiler and runs it on vectors from
-# cuda/test/gen_vectors.py; then the density gather (cuda/test/gather_test.cpp, self-contained).
+# cuda/test/gen_vectors.py; then the density gather (cuda/test/gather_test.cpp) and the NTT
+# tiles (cuda/test/ntt_test.cpp), both self-contained.
 # Needs python3 and g++ (or $CXX).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,3 +16,6 @@ done
 # The density gather's per-thread function against a plain loop (self-contained).
 "${CXX:-g++}" -std=c++17 -O2 -Wall -Wextra -Wno-unknown-pragmas -o "$tmp/gather_test" "$repo/cuda/test/gather_test.cpp"
 "$tmp/gather_test"
+# The NTT's tile passes (radix-4 and radix-8 steps) against a plain transform (self-contained).
+"${CXX:-g++}" -std=c++17 -O2 -Wall -Wextra -Wno-unknown-pragmas -o "$tmp/ntt_test" "$repo/cuda/test/ntt_test.cpp"
+"$tmp/ntt_test"

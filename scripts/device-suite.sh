@@ -21,6 +21,12 @@
 #                                      on the GPU (partition_bench: timing-only params)
 #   scripts/device-suite.sh soak [N]   the mixed-job soak (every kind, injected faults, cancels,
 #                                      bad inputs) of N jobs (default 1000) on every GPU
+#   scripts/device-suite.sh kernels    gpu_bench: the NTT with each tile build (radix 4, radix 8)
+#                                      at 2^20..2^27 and the G1 MSM at 2^24, 2^26
+#   scripts/device-suite.sh peer [LOGS]
+#                                      peer_bench (peer/build-device.sh's): cuzk against
+#                                      supraseal-c2 on the same assignment, timing-only params,
+#                                      at LOGS (default 24,26)
 #
 # Several parts may be given in one call: `scripts/device-suite.sh tests c2 2KiB engine`.
 set -uo pipefail
@@ -129,6 +135,25 @@ while [ $# -gt 0 ]; do
             tail -n 200 "$out/smi-$c.csv" | awk -F', ' '{s += $2; n++} END {if (n) printf "nvidia-smi utilization.gpu mean %.1f%% over the last %d samples (the backlog)\n", s / n, n}' |
                 tee -a "$out/engine-$c.log"
         done
+        ;;
+    kernels)
+        for r in 4 8; do
+            echo "== CUZK_NTT_RADIX=$r gpu_bench ntt --ntt-logs 20,24,26,27 --runs 5"
+            CUZK_NTT_RADIX=$r "$bin/gpu_bench" ntt --ntt-logs 20,24,26,27 --runs 5 2>&1 |
+                tee "$out/ntt-r$r.log"
+        done
+        echo "== gpu_bench msm --msm-logs 24,26 --runs 3"
+        "$bin/gpu_bench" msm --msm-logs 24,26 --runs 3 2>&1 | tee "$out/msm.log"
+        ;;
+    peer)
+        logs=24,26
+        case "${1:-}" in [0-9]*) logs="$1" && shift ;; esac
+        # supraseal reads its params from a file: a 2^26 one is ~40 GB, /tmp has the room.
+        echo "== peer_bench --logs $logs --runs 3 --srs timing --no-create-proof"
+        TMPDIR=/tmp LD_LIBRARY_PATH=/tmp/peer /tmp/peer/peer_bench --logs "$logs" --runs 3 \
+            --srs timing --no-create-proof 2>"$out/peer-progress.log" | tee "$out/peer.log"
+        echo "peer_bench rc=${PIPESTATUS[0]}"
+        tail -n 5 "$out/peer-progress.log"
         ;;
     soak)
         params

@@ -10,8 +10,9 @@
 # give-back test drops every engine and context it made) must leave nothing allocated. The
 # tests that keep one process-wide context (gpu_common) still hold its scratch at exit; their
 # leak reports are printed but do not fail the run, their access errors do. Each binary runs
-# under CUZK_SANITIZE_LIMIT seconds (default 240) per tool; the largest tests are skipped
-# (they exist to cover sizes, not new code paths; under the sanitizers they take hours).
+# under CUZK_SANITIZE_LIMIT seconds (default 240) per tool; the largest tests are skipped or
+# capped (CUZK_TEST_MAX_LOG; they exist to cover sizes, not new code paths; under the
+# sanitizers they take hours).
 set -uo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${OUT:-$repo/device-out}"
@@ -25,6 +26,9 @@ tools=("$@")
 [ ${#tools[@]} -gt 0 ] || tools=(memcheck racecheck)
 limit="${CUZK_SANITIZE_LIMIT:-240}"
 skip=(--skip 2_pow_20 --skip gather_large --skip gpu_msm_sizes_random --skip every_shape)
+# The NTT tests' sizes, capped: up to 2^16 every tile kernel and pass width runs (the first
+# pass alone to 2^10, one later pass of each width to 2^16); above, only more of the same.
+export CUZK_TEST_MAX_LOG="${CUZK_TEST_MAX_LOG:-16}"
 # CUZK_SANITIZE_TESTS (space-separated) picks binaries, e.g. to fit one device call.
 read -r -a tests <<<"${CUZK_SANITIZE_TESTS:-gpu_memory gpu_ntt gpu_msm_g2 gpu_msm gpu_density gpu_r1cs gpu_prove}"
 failed=0

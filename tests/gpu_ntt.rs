@@ -1,17 +1,41 @@
-//! GPU NTT against the CPU backend's `cpu::ntt::Domain`, and round trips. Skips without a GPU.
+//! GPU NTT against the CPU backend's `cpu::ntt::Domain`, and round trips, with both builds of
+//! the tile kernels (radix-4 and radix-8 steps). Skips without a GPU. `CUZK_TEST_MAX_LOG`
+//! caps the sizes (the sanitizers run them smaller: `scripts/gpu-sanitize.sh`).
 
 mod gpu_common;
 
 use blstrs::Scalar;
 use cuzk::cpu::ntt::Domain;
-use cuzk::gpu::NttKind;
+use cuzk::gpu::{GpuContext, NttKind, NttTuning};
 
 use gpu_common::*;
+
+/// The largest size a test runs: `CUZK_TEST_MAX_LOG` when set, else `default`.
+fn max_log(default: u32) -> u32 {
+    std::env::var("CUZK_TEST_MAX_LOG")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(default, |m: u32| m.min(default))
+}
+
+/// Both tile builds, the default last (the context is the test binary's, shared).
+const RADICES: [u32; 2] = [8, 4];
+
+fn set_radix(ctx: &mut GpuContext, radix: u32) {
+    ctx.set_ntt_tuning(NttTuning { radix: Some(radix) });
+}
 
 #[test]
 fn gpu_ntt_matches_cpu() {
     let Some(mut ctx) = gpu() else { return };
-    for log_n in 1..=22u32 {
+    for radix in RADICES {
+        set_radix(&mut ctx, radix);
+        matches_cpu(&mut ctx, radix);
+    }
+}
+
+fn matches_cpu(ctx: &mut GpuContext, radix: u32) {
+    for log_n in 1..=max_log(22) {
         let n = 1usize << log_n;
         let input = random_scalars(n, 1000 + log_n as u64);
         let domain = Domain::new(log_n).expect("domain");
@@ -30,13 +54,13 @@ fn gpu_ntt_matches_cpu() {
             }
             let mut got = input.clone();
             ctx.ntt(&mut got, kind)
-                .unwrap_or_else(|e| panic!("2^{log_n} {kind:?}: {e}"));
+                .unwrap_or_else(|e| panic!("radix {radix}, 2^{log_n} {kind:?}: {e}"));
             if got != want {
                 let bad = got.iter().zip(&want).position(|(a, b)| a != b).unwrap();
-                panic!("2^{log_n} {kind:?}: first difference at index {bad}");
+                panic!("radix {radix}, 2^{log_n} {kind:?}: first difference at index {bad}");
             }
         }
-        println!("ok 2^{log_n}");
+        println!("ok radix {radix} 2^{log_n}");
     }
 }
 
@@ -66,7 +90,15 @@ fn gpu_ntt_naive_dft_small() {
 #[test]
 fn gpu_ntt_round_trips() {
     let Some(mut ctx) = gpu() else { return };
-    for log_n in [1u32, 2, 10, 11, 17, 23, 24] {
+    for radix in RADICES {
+        set_radix(&mut ctx, radix);
+        round_trips(&mut ctx, radix);
+    }
+}
+
+fn round_trips(ctx: &mut GpuContext, radix: u32) {
+    let top = max_log(24);
+    for log_n in [1u32, 2, 10, 11, 17, 23, 24].into_iter().filter(|&l| l <= top) {
         let n = 1usize << log_n;
         let input = random_scalars(n, 500 + log_n as u64);
         let mut v = input.clone();
@@ -78,7 +110,7 @@ fn gpu_ntt_round_trips() {
         ctx.ntt(&mut v, NttKind::InverseCoset)
             .expect("inverse coset");
         assert_eq!(v, input, "icoset(coset(x)) != x at 2^{log_n}");
-        println!("ok round trip 2^{log_n}");
+        println!("ok round trip radix {radix} 2^{log_n}");
     }
 }
 
@@ -96,7 +128,8 @@ fn gpu_ntt_rejects_bad_sizes() {
 #[test]
 fn gpu_h_coefficients_match_cpu() {
     let Some(mut ctx) = gpu() else { return };
-    for log_n in (1..=16u32).chain([20, 22]) {
+    let top = max_log(22);
+    for log_n in (1..=16u32).chain([20, 22]).filter(|&l| l <= top) {
         let n = 1usize << log_n;
         let a = random_scalars(n, 3000 + log_n as u64);
         let b = random_scalars(n, 4000 + log_n as u64);

@@ -11,7 +11,9 @@ use cuzk::cpu::CpuStart;
 use cuzk::engine::{Device, Engine, EngineConfig, Priority, RandomnessChoice};
 use cuzk::fixtures::{generate_srs, SampleCircuit, ToxicWaste};
 use cuzk::gpu::{self, GpuStart};
-use cuzk::groth16::{prove, synthesize, verify_proof, BackendKind, Randomness};
+use cuzk::groth16::{
+    finish, prove, synthesize, verify_proof, BackendKind, Randomness, StartPhase,
+};
 use ff::Field;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -109,13 +111,68 @@ fn engine_on_the_gpu_proves_a_batch_like_the_cpu() {
     // MSM on the device: nothing is downloaded in between.
     assert_eq!(stats.start_ntt_download.sum_ns, 0);
     for h in [
-        stats.start_ntt_upload,
         stats.start_host_to_device,
         stats.start_device_to_host,
         stats.start_msm_h,
     ] {
         assert!(h.p50_ns > 0, "{h:?}");
     }
+    // The first partitions (the device not warm for this SRS yet: at most one per worker)
+    // upload a, b and c inside their start phase; the others were staged before the device
+    // mutex and upload nothing there.
+    assert!(stats.start_ntt_upload.max_ns > 0);
+    assert!(
+        stats.partitions_staged >= 4 && stats.partitions_staged == stats.staging.count,
+        "{} staged of 6",
+        stats.partitions_staged
+    );
+}
+
+/// Inputs staged ahead of a start phase (`StartPhase::stage`: outside the device mutex, on
+/// the device's own staging stream through pooled pinned buffers) prove what unstaged ones
+/// do: host evaluations (a, b, c zero-padded to the domain, and the aux values) and a
+/// recorded circuit's witness (the aux values; a, b, c made on the device from them). Nothing
+/// is staged for an SRS the device has not proved with yet.
+#[test]
+fn staged_inputs_prove_the_same_bytes() {
+    let Some(gpu) = gpu_start() else { return };
+    // Over 2^17 aux values (4 MB), so the copies go through the pinned buffers, in pieces.
+    let circuit = SampleCircuit::BooleanHeavy {
+        bits: 1 << 18,
+        seed: 0,
+    };
+    let srs = generate_srs(circuit.clone(), &ToxicWaste::from_seed(21)).unwrap();
+    let (recorded, _) = cuzk::r1cs::record(circuit.clone()).unwrap();
+    let first = synthesize(circuit.with_seed(1)).unwrap();
+    assert!(first.witness.aux.len() > 1 << 17);
+    assert!(
+        gpu.stage(&srs, Some(&first.evaluations), &first.witness)
+            .unwrap()
+            .is_none(),
+        "staged for an SRS the device has not proved with"
+    );
+    prove(&gpu, &srs, first, rs(1)).unwrap();
+    for seed in 2..4 {
+        let a = synthesize(circuit.with_seed(seed)).unwrap();
+        let want = prove(&CpuStart, &srs, a.clone(), rs(seed)).unwrap();
+        let staged = gpu
+            .stage(&srs, Some(&a.evaluations), &a.witness)
+            .unwrap()
+            .expect("staged: the device is warm for this SRS");
+        let (partial, _) = gpu
+            .start_staged(&srs, a.evaluations.clone(), &a.witness, staged)
+            .unwrap();
+        let host = finish(&srs, &a.witness, &partial, rs(seed)).unwrap();
+        assert_eq!(host, want, "seed {seed}: staged host evaluations");
+        let staged = gpu.stage(&srs, None, &a.witness).unwrap().expect("staged");
+        let (partial, t) = gpu
+            .start_deferred_staged(&srs, &recorded, &a.witness, staged)
+            .unwrap();
+        let deferred = finish(&srs, &a.witness, &partial, rs(seed)).unwrap();
+        assert_eq!(deferred, want, "seed {seed}: staged witness, a, b, c on the device");
+        assert_eq!(t.ntt_upload, Duration::ZERO, "nothing uploaded for the H step");
+    }
+    assert_eq!(gpu.staging_counts(), (4, 0));
 }
 
 /// The engine's multi-device path on one GPU: two logical devices (two contexts, two device

@@ -3,11 +3,16 @@
 //! process.
 //!
 //! `peer_bench [--logs 16,20,22] [--runs 5] [--circuit bits|random] [--only cuzk|peer]
-//! [--peer-first]`
+//! [--peer-first] [--srs real|timing] [--no-create-proof]`
 //!
 //! For each size (log2 of the constraint count, the per-input constraints included):
 //! - params from cuzk's test-only generator (byte-equal to bellperson's `generate_parameters`),
 //!   written to a temporary `.params` file for supraseal, which reads its SRS from a path;
+//!   with `--srs timing`, timing-only params of the circuit's exact shape instead
+//!   (`fixtures::timing_srs`: points cycling through 2^14 random ones; made in seconds where
+//!   the generator would take most of an hour at 2^26). Both provers compute the same MSMs
+//!   over the same points, so their proofs must still have equal bytes, but no proof
+//!   verifies: the runs compare bytes only, and the output says so;
 //! - warm-up: one cuzk proof ("first": uploads the SRS's G1 sections to the device) and one
 //!   peer proof ("first": waits for supraseal's SRS read; at the first size, the CUDA runtime's
 //!   start and the load of supraseal's kernels);
@@ -21,8 +26,12 @@
 //! process of its own. Before and after every proof a line goes to stderr with the seconds
 //! since the start: the last one says where a run that does not return is.
 //!
-//! Every run checks that its proofs have the same 192 bytes and that bellperson's verifier
-//! accepts each of them. Prints medians. Exits 0 with a SKIP line without a CUDA device.
+//! `--no-create-proof` leaves bellperson's `create_proof` out (its synthesis alone takes
+//! minutes at 2^26).
+//!
+//! Every run checks that its proofs have the same 192 bytes and (real params) that
+//! bellperson's verifier accepts each of them. Prints medians. Exits 0 with a SKIP line
+//! without a CUDA device.
 
 use std::cell::OnceCell;
 use std::fmt;
@@ -33,7 +42,7 @@ use std::time::{Duration, Instant};
 
 use bellperson::groth16::{self as bp, ParameterSource};
 use blstrs::{Bls12, G1Affine, G2Affine, Scalar};
-use cuzk::fixtures::{generate_srs, SampleCircuit, ToxicWaste};
+use cuzk::fixtures::{generate_srs, timing_srs, SampleCircuit, ToxicWaste};
 use cuzk::gpu::{self, GpuStart};
 use cuzk::groth16::{finish, synthesize, Assignment, Proof, Randomness, Srs, StartPhase};
 use ff::Field;
@@ -43,7 +52,7 @@ use rand_core::SeedableRng;
 
 type Peer = bp::SuprasealParameters<Bls12>;
 
-const USAGE: &str = "usage: peer_bench [--logs 16,20,22] [--runs N] [--circuit bits|random] [--only cuzk|peer] [--peer-first]";
+const USAGE: &str = "usage: peer_bench [--logs 16,20,22] [--runs N] [--circuit bits|random] [--only cuzk|peer] [--peer-first] [--srs real|timing] [--no-create-proof]";
 
 /// One side of the comparison.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +67,10 @@ struct Args {
     circuit: String,
     /// The sides that prove, in the order they prove at each step.
     order: Vec<Side>,
+    /// Timing-only params (`fixtures::timing_srs`) instead of the generator's.
+    timing_srs: bool,
+    /// Whether bellperson's `create_proof` (synthesis included) runs too.
+    create_proof: bool,
 }
 
 impl Args {
@@ -72,6 +85,8 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         runs: 5,
         circuit: "bits".into(),
         order: vec![Side::Cuzk, Side::Peer],
+        timing_srs: false,
+        create_proof: true,
     };
     let (mut only, mut peer_first) = (None, false);
     let mut it = args.iter();
@@ -108,6 +123,14 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
                 });
             }
             "--peer-first" => peer_first = true,
+            "--srs" => {
+                out.timing_srs = match value()?.as_str() {
+                    "real" => false,
+                    "timing" => true,
+                    _ => return Err("--srs is real or timing".into()),
+                }
+            }
+            "--no-create-proof" => out.create_proof = false,
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other}")),
         }
@@ -257,19 +280,22 @@ fn cuzk_gpu(cell: &OnceCell<GpuStart>) -> &GpuStart {
 }
 
 /// Checks one run's proofs: that bellperson's verifier accepts each of them (a rejected proof
-/// ends the benchmark), and whether all have the bytes of the first.
+/// ends the benchmark; with timing-only params, `pvk` is `None` and nothing can verify), and
+/// whether all have the bytes of the first.
 fn check(
     what: &str,
-    pvk: &bp::PreparedVerifyingKey<Bls12>,
+    pvk: Option<&bp::PreparedVerifyingKey<Bls12>>,
     inputs: &[Scalar],
     proofs: &[(&str, bp::Proof<Bls12>)],
 ) -> bool {
     let mut equal = true;
     for (name, p) in proofs {
-        assert!(
-            bp::verify_proof(pvk, p, inputs).expect("verify"),
-            "{what}: bellperson's verifier rejects the proof of {name}"
-        );
+        if let Some(pvk) = pvk {
+            assert!(
+                bp::verify_proof(pvk, p, inputs).expect("verify"),
+                "{what}: bellperson's verifier rejects the proof of {name}"
+            );
+        }
         let (first, reference) = &proofs[0];
         if bp_bytes(p) != bp_bytes(reference) {
             eprintln!("{what}: {name}'s proof bytes differ from {first}'s (both verify)");
@@ -303,19 +329,25 @@ struct Row {
 fn bench_size(gpu: &OnceCell<GpuStart>, args: &Args, log: u32) -> Row {
     let runs = args.runs;
     let circuit = circuit_for(&args.circuit, log);
+    // The warm-up's witness (timing params take their section lengths from it).
+    let warm = circuit.with_seed(999);
+    let a = synthesize(warm.clone()).expect("synthesize");
+    let constraints = a.shape().constraints;
     step!("2^{log}: generating params ...");
     let t = Instant::now();
-    let srs =
-        generate_srs(circuit.clone(), &ToxicWaste::from_seed(log as u64)).expect("generate params");
+    let srs = match args.timing_srs {
+        false => generate_srs(circuit.clone(), &ToxicWaste::from_seed(log as u64))
+            .expect("generate params"),
+        true => timing_srs(&a.witness, constraints, log as u64),
+    };
     let gen = t.elapsed();
-    let bytes = srs.to_bytes();
     // The params file starts with the verifying key in bellperson's layout.
-    let vk = bp::VerifyingKey::<Bls12>::read(&bytes[..]).expect("verifying key");
-    let pvk = bp::prepare_verifying_key(&vk);
+    let vk = bp::VerifyingKey::<Bls12>::read(&srs.vk.to_bytes()[..]).expect("verifying key");
+    let pvk = (!args.timing_srs).then(|| bp::prepare_verifying_key(&vk));
     step!(
-        "2^{log}: params generated in {:.1} s, {:.0} MiB",
+        "2^{log}: params {} in {:.1} s",
+        if args.timing_srs { "(timing only: proofs compare bytes, none verifies)" } else { "generated" },
         gen.as_secs_f64(),
-        bytes.len() as f64 / (1 << 20) as f64
     );
     // supraseal reads its SRS from a file, in a thread of its own; it starts the CUDA runtime
     // (device count, pinned host memory) before it returns.
@@ -327,9 +359,18 @@ fn bench_size(gpu: &OnceCell<GpuStart>, args: &Args, log: u32) -> Row {
             .suffix(".params")
             .tempfile()
             .expect("temporary params file (set TMPDIR to a roomier place)");
-        f.write_all(&bytes)
-            .and_then(|_| f.flush())
-            .expect("write the params file");
+        let t = Instant::now();
+        {
+            let mut w = std::io::BufWriter::with_capacity(16 << 20, f.as_file_mut());
+            srs.write_to(&mut w)
+                .and_then(|_| w.flush())
+                .expect("write the params file");
+        }
+        step!(
+            "2^{log}: params file written in {:.1} s, {:.0} MiB",
+            t.elapsed().as_secs_f64(),
+            f.as_file().metadata().map(|m| m.len()).unwrap_or(0) as f64 / (1 << 20) as f64
+        );
         step!("2^{log}: peer: SuprasealParameters::new ...");
         let t = Instant::now();
         params = Some(Peer::new(f.path().to_path_buf()).expect("supraseal loads the params"));
@@ -339,13 +380,9 @@ fn bench_size(gpu: &OnceCell<GpuStart>, args: &Args, log: u32) -> Row {
         );
         file = Some(f);
     }
-    drop(bytes);
     let rs = fixed_rs(log);
 
     // Warm-up on each side, with its own witness; checked like the timed runs.
-    let warm = circuit.with_seed(999);
-    let a = synthesize(warm.clone()).expect("synthesize");
-    let constraints = a.shape().constraints;
     let inputs = a.witness.input[1..].to_vec();
     let mut a = Some(a);
     let (mut cuzk_first, mut peer_first) = (None, None);
@@ -364,18 +401,29 @@ fn bench_size(gpu: &OnceCell<GpuStart>, args: &Args, log: u32) -> Row {
             }
             Side::Peer => {
                 let params = params.as_ref().unwrap();
-                step!("2^{log} warm-up: peer create_proof ...");
-                let t = Instant::now();
-                let theirs = peer_create(params, warm.clone(), rs);
-                let d = t.elapsed();
-                step!("2^{log} warm-up: peer create_proof done in {:.1} ms", ms(d));
-                peer_first = Some(d);
-                proofs.push(("bellperson+supraseal create_proof", theirs));
+                if args.create_proof {
+                    step!("2^{log} warm-up: peer create_proof ...");
+                    let t = Instant::now();
+                    let theirs = peer_create(params, warm.clone(), rs);
+                    let d = t.elapsed();
+                    step!("2^{log} warm-up: peer create_proof done in {:.1} ms", ms(d));
+                    peer_first = Some(d);
+                    proofs.push(("bellperson+supraseal create_proof", theirs));
+                } else {
+                    let a = a.as_ref().expect("the assignment is kept for the peer");
+                    step!("2^{log} warm-up: peer generate_groth16_proof ...");
+                    let t = Instant::now();
+                    let theirs = peer_prove(params, a, rs);
+                    let d = t.elapsed();
+                    step!("2^{log} warm-up: peer generate_groth16_proof done in {:.1} ms", ms(d));
+                    peer_first = Some(d);
+                    proofs.push(("supraseal generate_groth16_proof", theirs));
+                }
             }
         }
     }
     drop(a);
-    let mut equal = check(&format!("2^{log} warm-up"), &pvk, &inputs, &proofs);
+    let mut equal = check(&format!("2^{log} warm-up"), pvk.as_ref(), &inputs, &proofs);
 
     let (mut synth, mut start, mut prove) = (vec![], vec![], vec![]);
     let (mut peer_prove_t, mut peer_total) = (vec![], vec![]);
@@ -414,27 +462,26 @@ fn bench_size(gpu: &OnceCell<GpuStart>, args: &Args, log: u32) -> Row {
                         ms(d)
                     );
                     peer_prove_t.push(d);
-                    step!("2^{log} run {rep}: peer create_proof ...");
-                    let t = Instant::now();
-                    let theirs = peer_create(params, c.clone(), rs);
-                    let total = t.elapsed();
-                    step!(
-                        "2^{log} run {rep}: peer create_proof done in {:.1} ms",
-                        ms(total)
-                    );
-                    peer_total.push(total);
-                    line += &format!(
-                        ", peer prove {:.1} ms, peer create_proof {:.1} ms",
-                        ms(d),
-                        ms(total)
-                    );
+                    line += &format!(", peer prove {:.1} ms", ms(d));
                     proofs.push(("supraseal generate_groth16_proof", only));
-                    proofs.push(("bellperson+supraseal create_proof", theirs));
+                    if args.create_proof {
+                        step!("2^{log} run {rep}: peer create_proof ...");
+                        let t = Instant::now();
+                        let theirs = peer_create(params, c.clone(), rs);
+                        let total = t.elapsed();
+                        step!(
+                            "2^{log} run {rep}: peer create_proof done in {:.1} ms",
+                            ms(total)
+                        );
+                        peer_total.push(total);
+                        line += &format!(", peer create_proof {:.1} ms", ms(total));
+                        proofs.push(("bellperson+supraseal create_proof", theirs));
+                    }
                 }
             }
         }
         drop(a);
-        equal &= check(&format!("2^{log} run {rep}"), &pvk, &inputs, &proofs);
+        equal &= check(&format!("2^{log} run {rep}"), pvk.as_ref(), &inputs, &proofs);
         eprintln!("{line}");
     }
     drop(params);
@@ -518,10 +565,15 @@ fn main() -> ExitCode {
         })
         .collect();
     println!(
-        "circuit {}, {} timed runs per size after one warm-up; median ms; proving {} in this order; peer = bellperson 0.26 + supraseal-c2 0.1",
+        "circuit {}, {} timed runs per size after one warm-up; median ms; proving {} in this order; peer = bellperson 0.26 + supraseal-c2 0.1; params: {}",
         args.circuit,
         args.runs,
-        order.join(", then ")
+        order.join(", then "),
+        if args.timing_srs {
+            "timing only (fixtures::timing_srs: the circuit's shape, points cycling through 2^14 random ones; proofs compare bytes, none verifies)"
+        } else {
+            "cuzk's generator (byte-equal to bellperson's; every proof verified)"
+        }
     );
 
     let gpu = OnceCell::new();
@@ -576,6 +628,6 @@ fn main() -> ExitCode {
     println!();
     println!("cuzk syn: cuzk::groth16::synthesize (its assignment feeds peer prove too). prove: validate + GpuStart::start (H and the G1 MSMs) + finish (B_g2 MSM and assembly, CPU); (gpu start) is its start share; prove first: the first proof of the size (uploads the SRS's G1 sections; at the first size also opens device 0). cuzk total = syn + prove.");
     println!("peer prove: supraseal_c2::generate_groth16_proof on cuzk's assignment (what bellperson calls after synthesis); peer total: bellperson create_proof (synthesis inside); peer first: its first proof of the size (waits for its SRS read; at the first size also supraseal's kernel load).");
-    println!("x prove = peer prove / cuzk prove; x total = peer total / cuzk total; bytes: all proofs of each run have the same 192 bytes (every proof is also verified by bellperson); - where a side did not run.");
+    println!("x prove = peer prove / cuzk prove; x total = peer total / cuzk total; bytes: all proofs of each run have the same 192 bytes (with real params every proof is also verified by bellperson); - where a side did not run.");
     ExitCode::SUCCESS
 }

@@ -146,6 +146,9 @@ fn main() {
     };
     println!("device: {:?}", devs[0]);
     let mut ctx = GpuContext::new(0).expect("open device 0");
+    // The library reads no tuning from the environment; the bench takes its overrides there.
+    ctx.set_msm_tuning(MsmTuning::from_env());
+    ctx.set_ntt_tuning(gpu::NttTuning::from_env());
 
     if what == "sweep" {
         let configs = opt("--configs").map(String::as_str).unwrap_or("default");

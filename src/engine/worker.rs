@@ -29,8 +29,8 @@ use super::{panic_message, Device, DeviceMutex, PartitionHook, Shared, Work};
 use crate::cpu::CpuStart;
 use crate::error::{Error, ErrorKind, Result};
 use crate::groth16::{
-    Assignment, DeferredEvaluations, Evaluations, PartialProof, Srs, StartPhase, StartTimings,
-    Witness,
+    Assignment, DeferredEvaluations, Evaluations, PartialProof, Srs, Staged, StartPhase,
+    StartTimings, Witness,
 };
 
 pub(crate) struct Worker {
@@ -78,13 +78,16 @@ struct At {
     partition: usize,
 }
 
-/// The start phase itself, with the test hook's injected faults on a device.
+/// The start phase itself (from what was staged for it, if anything), with the test hook's
+/// injected faults on a device.
+#[allow(clippy::too_many_arguments)]
 fn call_start(
     backend: &dyn StartPhase,
     srs: &Srs,
     deferred: Option<&dyn DeferredEvaluations>,
     evaluations: Evaluations,
     witness: &Witness,
+    staged: Option<Staged>,
     injector: Option<&FaultInjector>,
     at: At,
 ) -> Result<(PartialProof, StartTimings)> {
@@ -104,9 +107,11 @@ fn call_start(
             ));
         }
     }
-    let mut r = match deferred {
-        Some(rec) => backend.start_deferred(srs, rec, witness),
-        None => backend.start(srs, evaluations, witness),
+    let mut r = match (deferred, staged) {
+        (Some(rec), Some(st)) => backend.start_deferred_staged(srs, rec, witness, st),
+        (Some(rec), None) => backend.start_deferred(srs, rec, witness),
+        (None, Some(st)) => backend.start_staged(srs, evaluations, witness, st),
+        (None, None) => backend.start(srs, evaluations, witness),
     };
     if let (Some(inj), Ok((p, _))) = (injector, &mut r) {
         if inj.take_corrupt(device, job, partition) {
@@ -194,6 +199,42 @@ impl Worker {
         }
     }
 
+    /// Stages a partition's inputs on this worker's device (`StartPhase::stage`), timed into
+    /// the stats. A device that cannot stage (no room, an error) starts the partition
+    /// unstaged: staging only moves copies out of the mutex, it never decides an outcome.
+    fn stage(
+        &self,
+        srs: &Srs,
+        deferred: bool,
+        evaluations: &Evaluations,
+        witness: &Witness,
+    ) -> Option<Staged> {
+        let shared = &*self.shared;
+        let t = Instant::now();
+        let host = (!deferred).then_some(evaluations);
+        let staged = catch_unwind(AssertUnwindSafe(|| {
+            self.device.backend.stage(srs, host, witness)
+        }));
+        let staged = match staged {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => {
+                tracing::warn!(target: "cuzk::gpu_timing", device = %self.device.name, error = %e,
+                    "staging failed; the partition starts unstaged");
+                None
+            }
+            Err(p) => {
+                tracing::warn!(target: "cuzk::gpu_timing", device = %self.device.name,
+                    panic = %panic_message(&*p), "staging panicked; the partition starts unstaged");
+                None
+            }
+        };
+        if staged.is_some() {
+            shared.stats.staging.record(t.elapsed());
+            shared.stats.partitions_staged.fetch_add(1, Relaxed);
+        }
+        staged
+    }
+
     fn requeue(&self, key: QueueKey, work: Work) {
         if let Err(items) = self.shared.queue.push_all(vec![(key, work)]) {
             self.shared.drop_work(items.into_iter().map(|(_, w)| w));
@@ -235,7 +276,6 @@ impl Worker {
         } = work;
         // The partition has left the ready queue: a synthesis thread may queue another.
         drop(ready_slot);
-        // Host staging (pinned copies for a GPU) belongs here, before the lock.
 
         // What a retry (or the CPU fallback) would start from (faults.rs says why a copy):
         // a recorded partition needs only its witness; otherwise the start phase gets a
@@ -252,6 +292,13 @@ impl Worker {
             None => (evaluations, None, None),
         };
         let retry_from = deferred.is_some() || kept.is_some();
+        // Its inputs go to the device now, before the device's mutex: the copies overlap the
+        // kernels of the partition the device's other worker runs, and the mutex then
+        // covers this partition's kernels, not its uploads.
+        let staged = match seat {
+            Seat::Device => self.stage(&job.srs, deferred.is_some(), &evaluations, &witness),
+            Seat::CpuFallback => None,
+        };
 
         let held = match seat {
             Seat::Device => {
@@ -263,6 +310,7 @@ impl Worker {
                     None => {
                         // The device left rotation (or hung) while this worker waited for
                         // it: the partition goes back as it came.
+                        drop(staged);
                         let (evaluations, eval_res) = match (kept, copy_res) {
                             (Some(original), Some(copy)) => {
                                 drop((evaluations, copy));
@@ -335,6 +383,7 @@ impl Worker {
                         deferred.as_deref(),
                         evaluations,
                         &witness,
+                        staged,
                         injector,
                         at,
                     )
@@ -361,6 +410,7 @@ impl Worker {
                                 rec.as_deref(),
                                 evaluations,
                                 &w,
+                                staged,
                                 inj.as_deref(),
                                 at,
                             )

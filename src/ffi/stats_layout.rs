@@ -184,6 +184,11 @@ pub struct cuzk_stats {
     /// Start phases run on the CPU fallback (partitions whose device attempts were used up,
     /// or proved while no device was in rotation).
     pub cpu_fallbacks: u64,
+    /// Time device workers spent moving a partition's inputs to their device before taking
+    /// the device mutex (a GPU's staging: the copies overlap another partition's kernels).
+    pub staging: cuzk_latency,
+    /// Partitions whose inputs were staged on their device before their start phase.
+    pub partitions_staged: u64,
 }
 
 impl From<StatsSnapshot> for cuzk_stats {
@@ -257,6 +262,8 @@ impl From<StatsSnapshot> for cuzk_stats {
             devices_out_of_rotation: s.devices_out_of_rotation,
             device_hangs: s.devices.map(|d| d.hangs),
             cpu_fallbacks: s.cpu_fallbacks,
+            staging: s.staging.into(),
+            partitions_staged: s.partitions_staged,
         }
     }
 }

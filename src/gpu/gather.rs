@@ -16,9 +16,7 @@ use blstrs::{G1Projective, G2Projective, Scalar};
 use cudarc::driver::{result, sys};
 use group::Group;
 
-use super::driver::{
-    Args, DevBuf, DeviceG1Points, DeviceG2Points, DevicePoints, GpuContext, Scratch,
-};
+use super::driver::{DevBuf, DevPtr, DeviceG1Points, DeviceG2Points, DevicePoints, GpuContext, Scratch};
 use super::msm::{DeviceCurve, Points, Scalars, G1, G2};
 use super::{GpuError, MsmTimings};
 use crate::groth16::density::Selection;
@@ -39,6 +37,11 @@ unsafe impl Send for DeviceScalars {}
 unsafe impl Sync for DeviceScalars {}
 
 impl DeviceScalars {
+    /// Takes `buf`, which holds `len` scalars on the device of `ctx`.
+    pub(crate) fn new(buf: DevBuf, len: usize, ctx: sys::CUcontext) -> Self {
+        DeviceScalars { buf, len, ctx }
+    }
+
     /// Number of scalars.
     pub fn len(&self) -> usize {
         self.len
@@ -54,8 +57,8 @@ impl DeviceScalars {
         self.buf.bytes
     }
 
-    pub(crate) fn device_ptr(&self) -> sys::CUdeviceptr {
-        self.buf.ptr
+    pub(crate) fn device_ptr(&self) -> DevPtr<Scalar> {
+        self.buf.ptr()
     }
 
     pub(crate) fn context(&self) -> sys::CUcontext {
@@ -96,14 +99,10 @@ impl GpuContext {
     /// stay unchanged for [`Self::msm_g1_resident_device_scalars`].
     pub fn upload_scalars(&mut self, scalars: &[Scalar]) -> Result<DeviceScalars, GpuError> {
         self.bind()?;
-        let buf = self.alloc(scalars.len() * 32)?;
-        self.upload_staged(buf.ptr, scalars)?;
+        let buf = self.alloc(std::mem::size_of_val(scalars))?;
+        self.upload_staged(buf.ptr(), scalars)?;
         self.sync()?;
-        Ok(DeviceScalars {
-            buf,
-            len: scalars.len(),
-            ctx: self.cu_ctx(),
-        })
+        Ok(DeviceScalars::new(buf, scalars.len(), self.cu_ctx()))
     }
 
     /// Σ sᵢ·points[i] over the scalars `front` followed by the elements of `scalars` that
@@ -193,29 +192,24 @@ impl GpuContext {
             Selection::Dense(d) if scalars.len > 0 => {
                 let words = d.words();
                 let prefix = prefix_popcounts(words);
-                let d_words = self.scratch(Scratch::GatherWords, words.len() * 8)?;
-                let d_prefix = self.scratch(Scratch::GatherPrefix, prefix.len() * 4)?;
+                let d_words = self.scratch(Scratch::GatherWords, words.len())?;
+                let d_prefix = self.scratch(Scratch::GatherPrefix, prefix.len())?;
                 self.upload_staged(d_words, words)?;
                 self.upload_staged(d_prefix, &prefix)?;
                 (d_words, d_prefix)
             }
-            _ => (0, 0),
+            _ => (DevPtr::NULL, DevPtr::NULL),
         };
         // SAFETY: the kernel reads scalars.len elements of the scalars, the bitmap words and
         // prefixes covering them (d.len() == scalars.len), and writes `selected` elements
         // after the front, inside the count-element scratch buffer.
         unsafe {
-            self.launch(
-                "cuzk_gather_dense",
-                scalars.len as u64,
-                256,
-                0,
-                Args::new()
-                    .arg(scalars.buf.ptr)
-                    .arg(d_words)
-                    .arg(d_prefix)
-                    .arg(scalars.len as u32)
-                    .arg(d_out + (front.len() * 32) as u64),
+            self.gather_dense(
+                scalars.device_ptr(),
+                d_words,
+                d_prefix,
+                scalars.len as u32,
+                d_out.add(front.len()),
             )?;
         }
         let e1 = self.mark()?;

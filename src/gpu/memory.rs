@@ -71,6 +71,25 @@ impl Ledger {
         Ok(())
     }
 
+    /// Counts `bytes` as allocated if they fit the limit, and otherwise only says no: an
+    /// optional allocation (inputs staged ahead of a start phase) that finds no room must not
+    /// make the running start phase evict what is resident.
+    pub(crate) fn admit_if_room(&self, bytes: usize) -> bool {
+        let limit = self.limit.load(Relaxed);
+        let admitted = self
+            .in_use
+            .fetch_update(Relaxed, Relaxed, |in_use| {
+                in_use.checked_add(bytes).filter(|&total| total <= limit)
+            });
+        match admitted {
+            Ok(before) => {
+                self.peak.fetch_max(before + bytes, Relaxed);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
     /// The driver had no memory for an admitted allocation.
     pub(crate) fn driver_refused(&self, bytes: usize) -> GpuError {
         self.release(bytes);
@@ -157,5 +176,15 @@ mod tests {
         assert!(l.admit(1).is_err(), "an injected refusal");
         assert!(l.take_refused());
         l.admit(1).unwrap();
+    }
+
+    #[test]
+    fn an_optional_allocation_without_room_is_refused_quietly() {
+        let l = Ledger::new(100);
+        assert!(l.admit_if_room(70));
+        assert!(!l.admit_if_room(31));
+        assert!(!l.take_refused(), "no eviction for an optional allocation");
+        assert!(l.admit_if_room(30));
+        assert_eq!((l.in_use(), l.peak()), (100, 100));
     }
 }

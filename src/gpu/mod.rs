@@ -23,18 +23,22 @@ pub use crate::groth16::CsrMatrix;
 pub use error::GpuError;
 pub use memory::MemoryInfo;
 pub use start::GpuStart;
-pub use types::{DeviceInfo, MsmTimings, MsmTuning, NttKind, NttTimings};
+pub use types::{DeviceInfo, MsmTimings, MsmTuning, NttKind, NttTimings, NttTuning};
 
 #[cfg(cuzk_cuda_kernels)]
 mod driver;
 #[cfg(cuzk_cuda_kernels)]
 mod gather;
 #[cfg(cuzk_cuda_kernels)]
+mod kernels;
+#[cfg(cuzk_cuda_kernels)]
 mod msm;
 #[cfg(cuzk_cuda_kernels)]
 mod ntt;
 #[cfg(cuzk_cuda_kernels)]
 mod r1cs;
+#[cfg(cuzk_cuda_kernels)]
+mod stage;
 #[cfg(cuzk_cuda_kernels)]
 mod timeline;
 
@@ -44,6 +48,8 @@ pub use driver::{discover, memory_info, DeviceG1Points, DeviceG2Points, DevicePo
 pub use gather::DeviceScalars;
 #[cfg(cuzk_cuda_kernels)]
 pub use r1cs::DeviceR1cs;
+#[cfg(cuzk_cuda_kernels)]
+use stage::{StagedInputs, Stager};
 
 #[cfg(not(cuzk_cuda_kernels))]
 mod stub;
@@ -51,6 +57,8 @@ mod stub;
 pub use stub::{
     discover, memory_info, DeviceG1Points, DeviceG2Points, DeviceR1cs, DeviceScalars, GpuContext,
 };
+#[cfg(not(cuzk_cuda_kernels))]
+use stub::{StagedInputs, Stager};
 
 /// The usable CUDA devices; empty when there is no driver, no GPU, or no compiled kernels.
 /// [`discover`] says why a list is empty.

@@ -10,7 +10,8 @@ use blst::{
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use group::Group;
 
-use super::driver::{Args, DeviceG1Points, DeviceG2Points, DevicePoints, GpuContext, Scratch};
+use super::driver::{DevPtr, DeviceG1Points, DeviceG2Points, DevicePoints, GpuContext, Kernel, Scratch};
+use super::kernels::scan_chunks;
 use super::{GpuError, MsmTimings, MsmTuning};
 
 const _: () = assert!(
@@ -26,40 +27,57 @@ const _: () = assert!(
     "Scalar must be blst_fr"
 );
 
+/// The point stages' kernels of one curve.
+pub(crate) struct CurveKernels {
+    pub(crate) accumulate: Kernel,
+    pub(crate) merge_pieces: Kernel,
+    pub(crate) bucket_reduce: Kernel,
+    pub(crate) tree_reduce: Kernel,
+}
+
+/// A G1 point in XYZZ coordinates as the kernels keep it (X, Y, ZZ, ZZZ, Montgomery limbs).
+#[derive(Clone, Copy)]
+#[repr(C)]
+pub(crate) struct G1Xyzz([u64; 24]);
+/// A G2 point in XYZZ coordinates (each coordinate in Fp2).
+#[derive(Clone, Copy)]
+#[repr(C)]
+pub(crate) struct G2Xyzz([u64; 48]);
+
 /// What the device pipeline needs to know about a curve.
-pub(super) trait DeviceCurve {
+pub(crate) trait DeviceCurve {
     /// Affine points as blst stores them, copied to the device as they are.
     type Affine: Copy;
+    /// A point as the bucket kernels keep it.
+    type Xyzz: Copy;
     type Projective: Group;
     /// "msm_g1" / "msm_g2", for messages.
     const NAME: &'static str;
-    /// Bytes of one affine point; a multiple of 16 (the kernels' vector loads).
-    const AFFINE_BYTES: usize;
     /// Bytes of one XYZZ point (4 coordinates).
     const XYZZ_BYTES: usize;
-    /// The point stages' kernels: accumulate, merge pieces, bucket reduce, tree reduce.
-    const KERNELS: [&'static str; 4];
+    /// The point stages' kernels.
+    const KERNELS: CurveKernels;
     /// A window sum as the device leaves it (X, Y, ZZ, ZZZ, Montgomery limbs).
     fn from_xyzz(words: &[u64]) -> Self::Projective;
 }
 
 /// G1 over Fp.
-pub(super) struct G1;
+pub(crate) struct G1;
 /// G2 over Fp2.
-pub(super) struct G2;
+pub(crate) struct G2;
 
 impl DeviceCurve for G1 {
     type Affine = G1Affine;
+    type Xyzz = G1Xyzz;
     type Projective = G1Projective;
     const NAME: &'static str = "msm_g1";
-    const AFFINE_BYTES: usize = 96;
     const XYZZ_BYTES: usize = 192;
-    const KERNELS: [&'static str; 4] = [
-        "cuzk_msm_accumulate",
-        "cuzk_msm_merge_pieces",
-        "cuzk_msm_bucket_reduce",
-        "cuzk_msm_tree_reduce",
-    ];
+    const KERNELS: CurveKernels = CurveKernels {
+        accumulate: Kernel::MsmAccumulate,
+        merge_pieces: Kernel::MsmMergePieces,
+        bucket_reduce: Kernel::MsmBucketReduce,
+        tree_reduce: Kernel::MsmTreeReduce,
+    };
     fn from_xyzz(words: &[u64]) -> G1Projective {
         xyzz_to_g1(words)
     }
@@ -67,16 +85,16 @@ impl DeviceCurve for G1 {
 
 impl DeviceCurve for G2 {
     type Affine = G2Affine;
+    type Xyzz = G2Xyzz;
     type Projective = G2Projective;
     const NAME: &'static str = "msm_g2";
-    const AFFINE_BYTES: usize = 192;
     const XYZZ_BYTES: usize = 384;
-    const KERNELS: [&'static str; 4] = [
-        "cuzk_msm_accumulate_g2",
-        "cuzk_msm_merge_pieces_g2",
-        "cuzk_msm_bucket_reduce_g2",
-        "cuzk_msm_tree_reduce_g2",
-    ];
+    const KERNELS: CurveKernels = CurveKernels {
+        accumulate: Kernel::MsmAccumulateG2,
+        merge_pieces: Kernel::MsmMergePiecesG2,
+        bucket_reduce: Kernel::MsmBucketReduceG2,
+        tree_reduce: Kernel::MsmTreeReduceG2,
+    };
     fn from_xyzz(words: &[u64]) -> G2Projective {
         xyzz_to_g2(words)
     }
@@ -99,8 +117,6 @@ fn slice_len(n: usize, tuning: &MsmTuning) -> u32 {
 const SCAN_CHUNK: u32 = 256;
 /// Piece slots one merge thread walks per level (>= 4 so that every level shrinks).
 const MERGE_CHUNK: u32 = 32;
-/// Threads per block for the point kernels (about 160 registers each).
-const EC_BLOCK: u32 = 128;
 /// Aim for this many bucket-reduction threads over all windows (each then runs over
 /// m = B/K buckets; the pairwise merge of segments costs only doublings).
 /// `MsmTuning::reduce_threads` overrides it (for benchmarking).
@@ -135,7 +151,7 @@ pub(super) enum Points<'a, A> {
     /// On the host: uploaded into scratch first.
     Host(&'a [A]),
     /// Already on the device, at this address.
-    Device(u64),
+    Device(DevPtr<A>),
 }
 
 /// Where an MSM's scalars are.
@@ -180,7 +196,7 @@ impl Plan {
 }
 
 impl GpuContext {
-    /// Replaces the MSM overrides this context took from the environment when it was created.
+    /// Sets the MSM overrides (benchmarks; a context starts with none).
     pub fn set_msm_tuning(&mut self, tuning: MsmTuning) {
         self.msm_tuning = tuning;
     }
@@ -266,8 +282,8 @@ impl GpuContext {
         points: &[C::Affine],
     ) -> Result<DevicePoints<C::Affine>, GpuError> {
         self.bind()?;
-        let buf = self.alloc(points.len() * C::AFFINE_BYTES)?;
-        self.upload_staged(buf.ptr, points)?;
+        let buf = self.alloc(std::mem::size_of_val(points))?;
+        self.upload_staged(buf.ptr(), points)?;
         self.sync()?;
         Ok(DevicePoints::new(buf, points.len(), self.cu_ctx()))
     }
@@ -297,15 +313,15 @@ impl GpuContext {
         }
         // 96- and 192-byte points keep every offset 16-byte aligned, as the vector loads need.
         self.msm_inner::<C>(
-            Points::Device(points.device_ptr() + (start * C::AFFINE_BYTES) as u64),
+            Points::Device(points.device_ptr().add(start)),
             Scalars::Host(scalars),
         )
     }
 
     /// The device buffer an MSM of `n` scalars converts in place: filling it on the device
     /// and passing [`Scalars::Scratch`] skips the upload.
-    pub(super) fn msm_scalar_scratch(&mut self, n: usize) -> Result<u64, GpuError> {
-        self.scratch(Scratch::MsmScalars, n * 32)
+    pub(super) fn msm_scalar_scratch(&mut self, n: usize) -> Result<DevPtr<Scalar>, GpuError> {
+        self.scratch(Scratch::MsmScalars, n)
     }
 
     /// The pipeline with its points and scalars wherever they are.
@@ -335,53 +351,39 @@ impl GpuContext {
         let hist_len = nwin * (nb + 1);
 
         let d_points = match points {
-            Points::Host(_) => self.scratch(Scratch::MsmPoints, n * C::AFFINE_BYTES)?,
+            Points::Host(_) => self.scratch(Scratch::MsmPoints, n)?,
             Points::Device(ptr) => ptr,
         };
         let d_scalars = self.msm_scalar_scratch(n)?;
-        let d_hist = self.scratch(Scratch::MsmHistogram, hist_len * 4)?;
-        let d_totals = self.scratch(Scratch::MsmTotals, nwin * 4)?;
-        let scan_chunks = (p.buckets + 1).div_ceil(SCAN_CHUNK);
-        let d_scan = self.scratch(Scratch::MsmScanChunks, nwin * scan_chunks as usize * 4)?;
-        let d_sidx = self.scratch(Scratch::MsmSortedIndices, nwin * n * 4)?;
-        let d_buckets = self.scratch(Scratch::MsmBuckets, nwin * nb * C::XYZZ_BYTES)?;
-        let d_pieces = self.scratch(Scratch::MsmPieces, nwin * t2 * C::XYZZ_BYTES)?;
-        let d_pbkt = self.scratch(Scratch::MsmPieceBuckets, nwin * t2 * 4)?;
+        let d_hist = self.scratch::<u32>(Scratch::MsmHistogram, hist_len)?;
+        let d_totals = self.scratch::<u32>(Scratch::MsmTotals, nwin)?;
+        let chunks = scan_chunks(p.c, SCAN_CHUNK) as usize;
+        let d_scan = self.scratch::<u32>(Scratch::MsmScanChunks, nwin * chunks)?;
+        let d_sidx = self.scratch::<u32>(Scratch::MsmSortedIndices, nwin * n)?;
+        let d_buckets = self.scratch::<C::Xyzz>(Scratch::MsmBuckets, nwin * nb)?;
+        let d_pieces = self.scratch::<C::Xyzz>(Scratch::MsmPieces, nwin * t2)?;
+        let d_pbkt = self.scratch::<u32>(Scratch::MsmPieceBuckets, nwin * t2)?;
         // The merge levels ping-pong between the pieces and these (level 1 writes at most
         // 2*ceil(2T/G) slots per window, later levels fewer).
         let t2b = 2 * t2.div_ceil(MERGE_CHUNK as usize);
-        let d_pieces2 = self.scratch(Scratch::MsmPieces2, nwin * t2b * C::XYZZ_BYTES)?;
-        let d_pbkt2 = self.scratch(Scratch::MsmPieceBuckets2, nwin * t2b * 4)?;
-        let d_tot = self.scratch(
-            Scratch::MsmSegmentTotals,
-            nwin * p.segments as usize * C::XYZZ_BYTES,
-        )?;
-        let d_acc = self.scratch(
-            Scratch::MsmSegmentSums,
-            nwin * p.segments as usize * C::XYZZ_BYTES,
-        )?;
-        let d_out = self.scratch(Scratch::MsmWindowSums, nwin * C::XYZZ_BYTES)?;
+        let d_pieces2 = self.scratch::<C::Xyzz>(Scratch::MsmPieces2, nwin * t2b)?;
+        let d_pbkt2 = self.scratch::<u32>(Scratch::MsmPieceBuckets2, nwin * t2b)?;
+        let segments = nwin * p.segments as usize;
+        let d_tot = self.scratch::<C::Xyzz>(Scratch::MsmSegmentTotals, segments)?;
+        let d_acc = self.scratch::<C::Xyzz>(Scratch::MsmSegmentSums, segments)?;
+        let d_out = self.scratch::<C::Xyzz>(Scratch::MsmWindowSums, nwin)?;
 
         let e0 = self.mark()?;
         if let Points::Host(points) = points {
             self.upload_staged(d_points, points)?;
         }
-        self.memset0(d_hist, hist_len * 4)?;
-        self.memset0(d_buckets, nwin * nb * C::XYZZ_BYTES)?;
+        self.memset0(d_hist, hist_len)?;
+        self.memset0(d_buckets, nwin * nb)?;
+        // SAFETY (every launch below): the buffers were sized above for this plan's n, c,
+        // nwin, slices and segments, which are what the kernels index by.
         // Stage 1 (Montgomery -> canonical, digit histogram) over scalars[first..first+count].
         let hist = |ctx: &GpuContext, first: usize, count: usize| unsafe {
-            ctx.launch(
-                "cuzk_msm_scalars_hist",
-                count as u64,
-                256,
-                0,
-                Args::new()
-                    .arg(d_scalars + (first * 32) as u64)
-                    .arg(count as u32)
-                    .arg(p.c)
-                    .arg(p.nwin)
-                    .arg(d_hist),
-            )
+            ctx.msm_scalars_hist(d_scalars.add(first), count as u32, p.c, p.nwin, d_hist)
         };
         // Scalars from the host: each piece's histogram runs while the next piece is copied,
         // so `upload_ms` then includes stage 1 (2^24 scalars: 512 MB, 19 ms to copy).
@@ -395,101 +397,46 @@ impl GpuContext {
         }
         let e1 = self.mark()?;
         unsafe {
-            self.launch(
-                "cuzk_msm_scan_chunk_sums",
-                p.nwin as u64 * scan_chunks as u64,
-                256,
-                0,
-                Args::new()
-                    .arg(d_hist)
-                    .arg(p.c)
-                    .arg(p.nwin)
-                    .arg(SCAN_CHUNK)
-                    .arg(d_scan),
-            )?;
-            self.launch(
-                "cuzk_msm_scan_chunk_offsets",
-                p.nwin as u64,
-                32,
-                0,
-                Args::new()
-                    .arg(d_scan)
-                    .arg(p.c)
-                    .arg(p.nwin)
-                    .arg(SCAN_CHUNK)
-                    .arg(d_totals),
-            )?;
-            self.launch(
-                "cuzk_msm_scan_apply",
-                p.nwin as u64 * scan_chunks as u64,
-                256,
-                0,
-                Args::new()
-                    .arg(d_hist)
-                    .arg(p.c)
-                    .arg(p.nwin)
-                    .arg(SCAN_CHUNK)
-                    .arg(d_scan),
-            )?;
-            self.launch(
-                "cuzk_msm_scatter",
-                n as u64,
-                256,
-                0,
-                Args::new()
-                    .arg(d_scalars)
-                    .arg(p.n)
-                    .arg(p.c)
-                    .arg(p.nwin)
-                    .arg(d_hist)
-                    .arg(d_sidx),
-            )?;
+            self.msm_scan_chunk_sums(d_hist, p.c, p.nwin, SCAN_CHUNK, d_scan)?;
+            self.msm_scan_chunk_offsets(d_scan, p.c, p.nwin, SCAN_CHUNK, d_totals)?;
+            self.msm_scan_apply(d_hist, p.c, p.nwin, SCAN_CHUNK, d_scan)?;
+            self.msm_scatter(d_scalars, p.n, p.c, p.nwin, d_hist, d_sidx)?;
         }
         let e2 = self.mark()?;
         unsafe {
-            self.launch(
-                C::KERNELS[0],
-                p.nwin as u64 * p.slices as u64,
-                EC_BLOCK,
-                0,
-                Args::new()
-                    .arg(d_points)
-                    .arg(d_sidx)
-                    .arg(d_hist) // the cursors: where each bucket's run ends
-                    .arg(d_totals)
-                    .arg(p.n)
-                    .arg(p.nwin)
-                    .arg(p.slice)
-                    .arg(p.slices)
-                    .arg(p.buckets)
-                    .arg(d_buckets)
-                    .arg(d_pieces)
-                    .arg(d_pbkt),
+            self.msm_accumulate::<C>(
+                d_points,
+                d_sidx,
+                d_hist, // the cursors: where each bucket's run ends
+                d_totals,
+                p.n,
+                p.nwin,
+                p.slice,
+                p.slices,
+                p.buckets,
+                d_buckets,
+                d_pieces,
+                d_pbkt,
             )?;
         }
         let e2b = self.mark()?;
         let (mut in_pc, mut in_pb, mut out_pc, mut out_pb) = (d_pieces, d_pbkt, d_pieces2, d_pbkt2);
         let mut slots = 2 * p.slices;
         loop {
-            let chunks = slots.div_ceil(MERGE_CHUNK);
             unsafe {
-                self.launch(
-                    C::KERNELS[1],
-                    p.nwin as u64 * chunks as u64,
-                    EC_BLOCK,
-                    0,
-                    Args::new()
-                        .arg(in_pc)
-                        .arg(in_pb)
-                        .arg(slots)
-                        .arg(MERGE_CHUNK)
-                        .arg(p.nwin)
-                        .arg(p.buckets)
-                        .arg(out_pc)
-                        .arg(out_pb)
-                        .arg(d_buckets),
+                self.msm_merge_pieces::<C>(
+                    in_pc,
+                    in_pb,
+                    slots,
+                    MERGE_CHUNK,
+                    p.nwin,
+                    p.buckets,
+                    out_pc,
+                    out_pb,
+                    d_buckets,
                 )?;
             }
+            let chunks = slots.div_ceil(MERGE_CHUNK);
             if chunks == 1 {
                 break;
             }
@@ -499,42 +446,17 @@ impl GpuContext {
         }
         let e3 = self.mark()?;
         unsafe {
-            self.launch(
-                C::KERNELS[2],
-                p.nwin as u64 * p.segments as u64,
-                EC_BLOCK,
-                0,
-                Args::new()
-                    .arg(d_buckets)
-                    .arg(p.nwin)
-                    .arg(p.buckets)
-                    .arg(p.segments)
-                    .arg(d_tot)
-                    .arg(d_acc),
-            )?;
+            self.msm_bucket_reduce::<C>(d_buckets, p.nwin, p.buckets, p.segments, d_tot, d_acc)?;
             let log_m = (p.buckets / p.segments).trailing_zeros();
             let mut l = 0u32;
             while p.segments >> (l + 1) >= 1 {
-                self.launch(
-                    C::KERNELS[3],
-                    p.nwin as u64 * (p.segments >> (l + 1)) as u64,
-                    EC_BLOCK,
-                    0,
-                    Args::new()
-                        .arg(d_tot)
-                        .arg(d_acc)
-                        .arg(p.nwin)
-                        .arg(p.segments)
-                        .arg(log_m)
-                        .arg(l)
-                        .arg(d_out),
-                )?;
+                self.msm_tree_reduce::<C>(d_tot, d_acc, p.nwin, p.segments, log_m, l, d_out)?;
                 l += 1;
             }
         }
         let e4 = self.mark()?;
         let mut windows = vec![0u64; nwin * C::XYZZ_BYTES / 8];
-        self.download(&mut windows, d_out)?;
+        self.download(&mut windows, d_out.cast::<u64>())?;
         let e5 = self.mark()?;
         self.sync()?;
 

@@ -5,7 +5,8 @@ use std::time::Instant;
 use blstrs::{G1Projective, Scalar};
 use ff::{Field, PrimeField};
 
-use super::driver::{Args, DeviceG1Points, Event, GpuContext, Scratch};
+use super::driver::{DevPtr, DeviceG1Points, Event, GpuContext, Scratch};
+use super::kernels::NTT_MID_MAX;
 use super::gather::DeviceScalars;
 use super::msm::{Points, Scalars, G1};
 use super::r1cs::DeviceR1cs;
@@ -13,14 +14,6 @@ use super::{GpuError, MsmTimings, NttKind, NttTimings};
 
 /// Largest supported transform: 2^27 elements (4 GiB of values, plus as much again in scratch).
 pub const MAX_LOG_N: u32 = 27;
-/// Log of the block the first stages run in, in shared memory (CUZK_NTT_SMEM_LOG in ntt.cuh).
-const SMEM_LOG: u32 = 10;
-/// Stages per pass after the first ones, and log of the contiguous rows each block loads
-/// (CUZK_NTT_MID_MAX, CUZK_NTT_MID_LOW in cuzk.cu).
-const MID_MAX: u32 = 6;
-const MID_LOW: u32 = 4;
-/// Elements per thread in the power and scale kernels (CUZK_POW_CHUNK in ntt.cuh).
-const POW_CHUNK: u64 = 32;
 
 /// base^(2^k) for k < 32, the table the power kernels read.
 fn pow2_table(base: Scalar) -> [Scalar; 32] {
@@ -58,10 +51,9 @@ impl GpuContext {
         self.bind()?;
         let log_n = n.trailing_zeros();
         let inverse = matches!(kind, NttKind::Inverse | NttKind::InverseCoset);
-        let bytes = n * 32;
-        let d_a = self.scratch(Scratch::NttA, bytes)?;
-        let d_b = self.scratch(Scratch::NttB, bytes)?;
-        let d_pw = self.scratch(Scratch::NttPowers, 32 * 32)?;
+        let d_a = self.scratch(Scratch::NttA, n)?;
+        let d_b = self.scratch(Scratch::NttB, n)?;
+        let d_pw = self.scratch(Scratch::NttPowers, 32)?;
 
         let e0 = self.mark()?;
         self.upload_staged(d_a, values)?;
@@ -91,27 +83,22 @@ impl GpuContext {
     }
 
     /// The radix-2 transform with twiddle table `tw`, from `src` (read only)
-    /// into `dst`: bit-reversal gather and the first stages in one pass, then 6 stages a pass.
-    fn transform(&self, src: u64, dst: u64, tw: u64, log_n: u32) -> Result<(), GpuError> {
-        let n = 1usize << log_n;
-        let sl = log_n.min(SMEM_LOG);
-        // SAFETY: src and dst hold n elements, tw n/2; the argument lists match cuzk.cu.
+    /// into `dst`: bit-reversal gather and the first stages in one pass, then up to
+    /// `NTT_MID_MAX` stages a pass.
+    fn transform(
+        &self,
+        src: DevPtr<Scalar>,
+        dst: DevPtr<Scalar>,
+        tw: DevPtr<Scalar>,
+        log_n: u32,
+    ) -> Result<(), GpuError> {
+        // SAFETY: src and dst hold n elements, tw n/2.
         unsafe {
-            self.launch_grid(
-                "cuzk_ntt_first_stages",
-                (n >> sl) as u32,
-                1 << (sl - 1),
-                Args::new().arg(src).arg(dst).arg(tw).arg(log_n),
-            )?;
-            let mut s0 = sl;
+            self.ntt_first_stages(src, dst, tw, log_n)?;
+            let mut s0 = log_n.min(super::kernels::NTT_SMEM_LOG);
             while s0 < log_n {
-                let k = (log_n - s0).min(MID_MAX);
-                self.launch_grid(
-                    "cuzk_ntt_mid_stages",
-                    (n >> (k + MID_LOW)) as u32,
-                    1 << (k + MID_LOW - 1),
-                    Args::new().arg(dst).arg(tw).arg(log_n).arg(s0).arg(k),
-                )?;
+                let k = (log_n - s0).min(NTT_MID_MAX);
+                self.ntt_mid_stages(dst, tw, log_n, s0, k)?;
                 s0 += k;
             }
         }
@@ -151,7 +138,7 @@ impl GpuContext {
         let n = evaluations.len();
         let (d_h, [e0, e1, e2, e3]) = self.quotient_on_device(evaluations)?;
         let d_scalars = self.msm_scalar_scratch(n - 1)?;
-        self.copy_on_device(d_scalars, d_h, (n - 1) * 32)?;
+        self.copy_on_device(d_scalars, d_h, n - 1)?;
         let e4 = self.mark()?;
         self.sync()?;
         stage_timings([e0, e1, e2, e3, e4], t0)
@@ -180,6 +167,28 @@ impl GpuContext {
         Ok((h, nt, mt))
     }
 
+    /// [`Self::h_msm_g1_resident`] from a, b and c already on the device (`abc`, `n`
+    /// elements each, zero-padded: staged ahead of the start phase), transformed there in
+    /// place.
+    pub(crate) fn h_msm_g1_resident_device(
+        &mut self,
+        abc: [DevPtr<Scalar>; 3],
+        n: usize,
+        points: &DeviceG1Points,
+    ) -> Result<(G1Projective, NttTimings, MsmTimings), GpuError> {
+        if n < 2 || points.len() < n - 1 {
+            return Err(GpuError::InvalidArgument(format!(
+                "h_msm_g1_resident_device: {} points for a domain of {n}",
+                points.len()
+            )));
+        }
+        self.bind()?;
+        let nt = self.h_coefficients_for_msm(HInput::Device(abc, n))?;
+        let (h, mt) =
+            self.msm_inner::<G1>(Points::Device(points.device_ptr()), Scalars::Scratch(n - 1))?;
+        Ok((h, nt, mt))
+    }
+
     /// [`Self::h_msm_g1_resident`] on the recorded path: a, b and c are computed on the
     /// device from the witness (`r1cs`'s matrices, the inputs from the host, the aux values
     /// already there), zero-padded to the domain of `n`, and never exist on the host. The
@@ -201,9 +210,9 @@ impl GpuContext {
         }
         self.bind()?;
         let e0 = self.mark()?;
-        self.r1cs_evaluations_into_ntt(r1cs, input, aux, n)?;
+        let abc = self.r1cs_evaluations_into_ntt(r1cs, input, aux, n)?;
         let e1 = self.mark()?;
-        let nt = self.h_coefficients_for_msm(HInput::OnDevice(n))?;
+        let nt = self.h_coefficients_for_msm(HInput::Device(abc, n))?;
         // h_coefficients_for_msm synchronized the stream: both events have completed.
         let matvec_ms = e0.ms_to(&e1)?;
         let (h, mt) =
@@ -216,7 +225,7 @@ impl GpuContext {
     fn quotient_on_device(
         &mut self,
         evaluations: HInput<'_>,
-    ) -> Result<(u64, [Event; 4]), GpuError> {
+    ) -> Result<(DevPtr<Scalar>, [Event; 4]), GpuError> {
         let n = evaluations.len();
         let ok = |n: usize| n >= 2 && n.is_power_of_two() && n <= 1 << MAX_LOG_N;
         match evaluations {
@@ -228,7 +237,7 @@ impl GpuContext {
                     c.len()
                 )));
             }
-            HInput::OnDevice(n) if !ok(n) => {
+            HInput::Device(_, n) if !ok(n) => {
                 return Err(GpuError::InvalidArgument(format!(
                     "h_coefficients: a domain of {n} is not a power of two in 2..=2^{MAX_LOG_N}"
                 )));
@@ -237,16 +246,18 @@ impl GpuContext {
         }
         self.bind()?;
         let log_n = n.trailing_zeros();
-        let bytes = n * 32;
-        // On the recorded path these already hold a, b and c (`r1cs_evaluations_into_ntt`
-        // asked for the same sizes, so nothing is reallocated here).
-        let d = [
-            self.scratch(Scratch::NttA, bytes)?,
-            self.scratch(Scratch::NttB, bytes)?,
-            self.scratch(Scratch::NttC, bytes)?,
-        ];
-        let d_t = self.scratch(Scratch::NttT, bytes)?;
-        let d_pw = self.scratch(Scratch::NttPowers, 32 * 32)?;
+        // The transforms run in place over a, b and c: where they already are on the device
+        // (the recorded mat-vec's output, staged inputs), else in the H step's buffers.
+        let d = match evaluations {
+            HInput::Device(abc, _) => abc,
+            HInput::Host(..) => [
+                self.scratch(Scratch::NttA, n)?,
+                self.scratch(Scratch::NttB, n)?,
+                self.scratch(Scratch::NttC, n)?,
+            ],
+        };
+        let d_t = self.scratch(Scratch::NttT, n)?;
+        let d_pw = self.scratch(Scratch::NttPowers, 32)?;
         let e0 = self.mark()?;
         if let HInput::Host(a, b, c) = evaluations {
             self.upload_staged(d[0], a)?;
@@ -270,16 +281,8 @@ impl GpuContext {
             self.scale(d_t, n as u32, g, n_inv, d_pw)?; // 1/n of the iNTT and g^i of the coset
             self.transform(d_t, v, tw_fwd, log_n)?;
         }
-        // SAFETY: three n-element buffers; the argument list matches cuzk.cu.
-        unsafe {
-            self.launch(
-                "cuzk_ntt_ab_minus_c",
-                n as u64,
-                256,
-                0,
-                Args::new().arg(d[0]).arg(d[1]).arg(d[2]).arg(n as u32),
-            )?;
-        }
+        // SAFETY: three n-element buffers.
+        unsafe { self.ntt_ab_minus_c(d[0], d[1], d[2], n as u32)? };
         self.transform(d[0], d_t, tw_inv, log_n)?;
         self.scale(d_t, n as u32, g_inv, n_inv * z_inv, d_pw)?;
         let e3 = self.mark()?;
@@ -290,28 +293,26 @@ impl GpuContext {
     /// upload is ordered on the stream before the kernel that reads it.
     fn scale(
         &self,
-        v: u64,
+        v: DevPtr<Scalar>,
         n: u32,
         base: Scalar,
         factor: Scalar,
-        d_pw: u64,
+        d_pw: DevPtr<Scalar>,
     ) -> Result<(), GpuError> {
         self.upload(d_pw, &pow2_table(base))?;
-        unsafe {
-            self.launch(
-                "cuzk_ntt_scale",
-                (n as u64).div_ceil(POW_CHUNK),
-                256,
-                0,
-                Args::new().arg(v).arg(d_pw).arg(factor).arg(n),
-            )
-        }
+        // SAFETY: v holds n elements, d_pw 32.
+        unsafe { self.ntt_scale(v, d_pw, factor, n) }
     }
 
     /// ω^j (or ω^-j) for j < n/2, cached per size and direction.
-    fn twiddle_table(&mut self, log_n: u32, inverse: bool, d_pw: u64) -> Result<u64, GpuError> {
+    fn twiddle_table(
+        &mut self,
+        log_n: u32,
+        inverse: bool,
+        d_pw: DevPtr<Scalar>,
+    ) -> Result<DevPtr<Scalar>, GpuError> {
         if let Some(b) = self.twiddles.get(&(log_n, inverse)) {
-            return Ok(b.ptr);
+            return Ok(b.ptr());
         }
         let omega = Scalar::ROOT_OF_UNITY.pow_vartime([1u64 << (Scalar::S - log_n)]);
         let base = if inverse {
@@ -319,19 +320,12 @@ impl GpuContext {
         } else {
             omega
         };
-        let half = 1u64 << (log_n - 1);
-        let buf = self.alloc(half as usize * 32)?;
+        let half = 1usize << (log_n - 1);
+        let buf = self.alloc(half * 32)?;
         self.upload(d_pw, &pow2_table(base))?;
-        unsafe {
-            self.launch(
-                "cuzk_ntt_powers",
-                half.div_ceil(POW_CHUNK),
-                256,
-                0,
-                Args::new().arg(buf.ptr).arg(d_pw).arg(half as u32),
-            )?;
-        }
-        let p = buf.ptr;
+        // SAFETY: buf holds half elements, d_pw 32.
+        unsafe { self.ntt_powers(buf.ptr(), d_pw, half as u32)? };
+        let p = buf.ptr();
         self.twiddles.insert((log_n, inverse), buf);
         Ok(p)
     }
@@ -342,15 +336,15 @@ impl GpuContext {
 enum HInput<'a> {
     /// On the host: uploaded first.
     Host(&'a [Scalar], &'a [Scalar], &'a [Scalar]),
-    /// Already in the H step's buffers (`Scratch::NttA`, `NttB`, `NttC`), this many each.
-    OnDevice(usize),
+    /// Already on the device, this many each (transformed in place).
+    Device([DevPtr<Scalar>; 3], usize),
 }
 
 impl HInput<'_> {
     fn len(&self) -> usize {
         match *self {
             HInput::Host(a, _, _) => a.len(),
-            HInput::OnDevice(n) => n,
+            HInput::Device(_, n) => n,
         }
     }
 }

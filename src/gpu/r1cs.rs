@@ -11,7 +11,7 @@ use cudarc::driver::sys;
 use ff::Field;
 use rayon::prelude::*;
 
-use super::driver::{Args, DevBuf, GpuContext, Scratch};
+use super::driver::{DevBuf, DevPtr, GpuContext, Scratch};
 use super::gather::DeviceScalars;
 use super::{CsrMatrix, GpuError};
 
@@ -19,8 +19,6 @@ use super::{CsrMatrix, GpuError};
 const INPUT_COLUMN: u32 = 1 << 31;
 /// The first code that indexes the coefficient table (0 is +1, 1 is −1).
 const FIRST_TABLE_CODE: u16 = 2;
-/// Threads per block of the mat-vec.
-const ROW_BLOCK: u32 = 256;
 
 struct DeviceCsr {
     row_start: DevBuf,
@@ -176,7 +174,7 @@ impl GpuContext {
     /// A new device buffer holding `data` (its size added to `bytes`).
     fn upload_new<T: Copy>(&mut self, data: &[T], bytes: &mut usize) -> Result<DevBuf, GpuError> {
         let b = self.alloc(std::mem::size_of_val(data))?;
-        self.upload_staged(b.ptr, data)?;
+        self.upload_staged(b.ptr(), data)?;
         *bytes += b.bytes;
         Ok(b)
     }
@@ -190,7 +188,7 @@ impl GpuContext {
         input: &[Scalar],
         aux: &DeviceScalars,
         n: usize,
-    ) -> Result<[u64; 3], GpuError> {
+    ) -> Result<[DevPtr<Scalar>; 3], GpuError> {
         if r1cs.ctx != self.cu_ctx() || aux.context() != self.cu_ctx() {
             return Err(GpuError::InvalidArgument(
                 "r1cs_evaluate: the matrices or the aux values live on another device".into(),
@@ -208,36 +206,30 @@ impl GpuContext {
             )));
         }
         self.bind()?;
-        let bytes = n * 32;
         let out = [
-            self.scratch(Scratch::NttA, bytes)?,
-            self.scratch(Scratch::NttB, bytes)?,
-            self.scratch(Scratch::NttC, bytes)?,
+            self.scratch(Scratch::NttA, n)?,
+            self.scratch(Scratch::NttB, n)?,
+            self.scratch(Scratch::NttC, n)?,
         ];
-        let d_input = self.scratch(Scratch::R1csInputs, input.len().max(1) * 32)?;
+        let d_input = self.scratch(Scratch::R1csInputs, input.len().max(1))?;
         self.upload(d_input, input)?;
         for (m, &o) in r1cs.matrices.iter().zip(&out) {
             // SAFETY: upload_r1cs checked every offset, column and code against the counts
             // the inputs and aux values were just checked against; `o` has n ≥ rows elements.
             unsafe {
-                self.launch(
-                    "cuzk_r1cs_matvec",
-                    r1cs.rows as u64,
-                    ROW_BLOCK,
-                    0,
-                    Args::new()
-                        .arg(r1cs.rows as u32)
-                        .arg(m.row_start.ptr)
-                        .arg(m.cols.ptr)
-                        .arg(m.codes.ptr)
-                        .arg(r1cs.table.ptr)
-                        .arg(d_input)
-                        .arg(aux.device_ptr())
-                        .arg(o),
+                self.r1cs_matvec(
+                    r1cs.rows as u32,
+                    m.row_start.ptr(),
+                    m.cols.ptr(),
+                    m.codes.ptr(),
+                    r1cs.table.ptr(),
+                    d_input,
+                    aux.device_ptr(),
+                    o,
                 )?;
             }
             if n > r1cs.rows {
-                self.memset0(o + (r1cs.rows * 32) as u64, (n - r1cs.rows) * 32)?;
+                self.memset0(o.add(r1cs.rows), n - r1cs.rows)?;
             }
         }
         Ok(out)

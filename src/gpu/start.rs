@@ -15,15 +15,18 @@ use blstrs::{G1Affine, G1Projective, G2Projective, Scalar};
 use ff::Field;
 
 use super::resident::{ResidentCache, ResidentSrs};
-use super::{DeviceG1Points, DeviceR1cs, DeviceScalars, GpuContext, GpuError, MsmTimings};
+use super::{
+    DeviceG1Points, DeviceR1cs, DeviceScalars, GpuContext, GpuError, MsmTimings, StagedInputs,
+    Stager,
+};
 use crate::cpu::msm::gather;
 use crate::cpu::ntt::Domain;
 use crate::error::{Error, Result};
 use crate::groth16::assignment::{Evaluations, Witness};
 use crate::groth16::deferred::DeferredEvaluations;
 use crate::groth16::density::Selection;
-use crate::groth16::prover::{Backend, PartialProof, StartPhase, StartTimings};
-use crate::groth16::srs::Srs;
+use crate::groth16::prover::{Backend, PartialProof, Staged, StartPhase, StartTimings};
+use crate::groth16::srs::{Srs, SrsId};
 
 /// Share of a device's memory limit its resident SRSs may take; the rest is left to the MSM
 /// and NTT scratch buffers.
@@ -76,13 +79,28 @@ struct DeviceState {
     ctx: GpuContext,
 }
 
+/// SRSs a device has proved with from resident points (so its scratch buffers are grown
+/// for their size): a partition of one of these is staged ahead of its start phase. One
+/// that is not waits for its first start phase, which would grow scratch while another
+/// partition's staged buffers hold memory.
+const WARM_SRSS: usize = 4;
+
 /// The start phase on one CUDA device.
 pub struct GpuStart {
     ordinal: u32,
+    // Declared before `state`, so dropped first: the stager's stream and pinned buffers go
+    // while the context in `state` still holds the device's primary context.
+    /// The staging side (`stage.rs`); its lock is never taken by a start phase.
+    stager: Mutex<Stager>,
+    /// SRSs this device proved with from resident points, most recent last.
+    warm: Mutex<Vec<SrsId>>,
     // The engine's device mutex already serializes start phases per device; this lock only
     // gives `&self` access to the context's `&mut` API and is never contended.
     state: Mutex<DeviceState>,
     evictions: AtomicU64,
+    /// Partitions staged ahead of their start phase, and those whose staging found no room.
+    staged: AtomicU64,
+    unstaged: AtomicU64,
 }
 
 impl std::fmt::Debug for GpuStart {
@@ -120,7 +138,11 @@ impl GpuStart {
         let share = |f: f64| (ctx.memory_limit() as f64 * f) as usize;
         Ok(GpuStart {
             ordinal: ordinal as u32,
+            stager: Mutex::new(ctx.stager()?),
+            warm: Mutex::new(Vec::new()),
             evictions: AtomicU64::new(0),
+            staged: AtomicU64::new(0),
+            unstaged: AtomicU64::new(0),
             state: Mutex::new(DeviceState {
                 r1cs: ResidentR1cs::new(share(R1CS_SHARE)),
                 resident: ResidentCache::new(resident_budget.unwrap_or(share(RESIDENT_SHARE))),
@@ -270,20 +292,41 @@ fn upload_aux(ctx: &mut GpuContext, w: &Witness, t: &mut StartTimings) -> Result
     Ok(aux)
 }
 
+/// The aux values on the device: staged ahead of the start phase, or uploaded now.
+enum Aux<'s> {
+    Staged(&'s DeviceScalars),
+    Uploaded(DeviceScalars),
+}
+
+impl Aux<'_> {
+    fn get(&self) -> &DeviceScalars {
+        match self {
+            Aux::Staged(a) => a,
+            Aux::Uploaded(a) => a,
+        }
+    }
+}
+
 impl GpuStart {
     fn run(
         &self,
         srs: &Srs,
         mut input: HInput<'_>,
         w: &Witness,
+        staged: Option<Staged>,
     ) -> Result<(PartialProof, StartTimings)> {
+        // Staged by this device for this witness (another backend's staging is not ours).
+        let mut staged = staged.and_then(Staged::into_inner::<StagedInputs>);
+        if staged.as_ref().is_some_and(|s| s.aux.len() != w.aux.len()) {
+            staged = None;
+        }
         let mut guard = self
             .state
             .lock()
             .map_err(|_| Error::internal("a previous start phase on this device panicked"))?;
         let state = &mut *guard;
         state.ctx.take_out_of_memory();
-        match attempt(state, srs, &mut input, w) {
+        let result = match attempt(state, srs, &mut input, w, &mut staged) {
             // Out of device memory: what this device keeps between proofs (resident SRSs,
             // recorded matrices, scratch, twiddles) goes, and the partition runs once more
             // with the device to itself. Host evaluations a first attempt has transformed in
@@ -294,7 +337,7 @@ impl GpuStart {
                     "out of device memory; evicting what is resident and running the partition again");
                 state.evict_all();
                 self.evictions.fetch_add(1, Relaxed);
-                attempt(state, srs, &mut input, w).map_err(|again| {
+                attempt(state, srs, &mut input, w, &mut staged).map_err(|again| {
                     Error::new(
                         again.kind(),
                         format!(
@@ -304,7 +347,36 @@ impl GpuStart {
                 })
             }
             r => r,
+        };
+        drop(guard);
+        let done = result?;
+        if done.resident {
+            self.mark_warm(srs.id());
         }
+        Ok((done.proof, done.timings))
+    }
+
+    /// Remembers that this device proved with `srs` from resident points.
+    fn mark_warm(&self, id: SrsId) {
+        if let Ok(mut warm) = self.warm.lock() {
+            if warm.last() != Some(&id) {
+                warm.retain(|&w| w != id);
+                warm.push(id);
+                if warm.len() > WARM_SRSS {
+                    warm.remove(0);
+                }
+            }
+        }
+    }
+
+    fn is_warm(&self, id: SrsId) -> bool {
+        self.warm.lock().map(|w| w.contains(&id)).unwrap_or(false)
+    }
+
+    /// Partitions whose inputs were staged ahead of their start phase, and partitions of a
+    /// warm SRS whose staging found no room on the device (they were started unstaged).
+    pub fn staging_counts(&self) -> (u64, u64) {
+        (self.staged.load(Relaxed), self.unstaged.load(Relaxed))
     }
 
     /// Device bytes this device's context holds now (resident points, matrices, scratch).
@@ -357,14 +429,24 @@ impl HInput<'_> {
     }
 }
 
+/// What one attempt returns: the proof's device share, its timings, and whether the SRS was
+/// resident (the device is then warm for it: `GpuStart::stage` stages its partitions).
+struct Attempt {
+    proof: PartialProof,
+    timings: StartTimings,
+    resident: bool,
+}
+
 /// One start phase on the device. Host evaluations are taken from `input` only where the
-/// step transforms them in place.
+/// step transforms them in place; staged evaluations are taken from `staged` when used (the
+/// H step transforms them in place too), its aux values only read.
 fn attempt(
     state: &mut DeviceState,
     srs: &Srs,
     input: &mut HInput<'_>,
     w: &Witness,
-) -> Result<(PartialProof, StartTimings)> {
+    staged: &mut Option<StagedInputs>,
+) -> Result<Attempt> {
     let DeviceState {
         ctx,
         resident,
@@ -392,54 +474,69 @@ fn attempt(
         }
         (HInput::Host(e), _) => Planned::Host(e),
     };
-    let (h, msm_h, aux) = match (input, kept) {
+    // Staged a, b and c serve one attempt (the H step transforms them in place).
+    let staged_evaluations = staged.as_mut().and_then(|s| s.evaluations.take());
+    // The aux values on the device, where the recorded mat-vec and the resident MSMs read
+    // them: staged ahead of this start phase, or uploaded here (only with a resident SRS:
+    // without one the MSMs take host scalars).
+    let aux = match (staged.as_ref(), kept) {
+        (_, None) => None,
+        (Some(s), Some(_)) => Some(Aux::Staged(&s.aux)),
+        (None, Some(_)) => Some(Aux::Uploaded(upload_aux(ctx, w, t)?)),
+    };
+    let (h, msm_h) = match (input, kept) {
         (Planned::Deferred(d), Some(kept)) => {
-            let aux = upload_aux(ctx, w, t)?;
+            let aux = aux.as_ref().expect("with a resident SRS").get();
             let matrices = r1cs.get(ctx, d).expect("made resident above");
             let n = d.rows().next_power_of_two();
             let (h, nt, matvec_ms, m) =
-                ctx.h_msm_g1_resident_recorded(matrices, &w.input, &aux, n, &kept.h)?;
+                ctx.h_msm_g1_resident_recorded(matrices, &w.input, aux, n, &kept.h)?;
             // The H step on this path: the mat-vec that makes a, b and c, then the NTTs.
             t.ntt = ms(matvec_ms) + ms(nt.total_ms);
             t.host_to_device += ms(m.upload_ms);
             t.device_to_host += ms(m.download_ms);
-            (h, ms(m.total_ms), Some(aux))
+            (h, ms(m.total_ms))
         }
         (Planned::Deferred(_), None) => unreachable!("deferred only with a resident SRS"),
-        (Planned::Host(evaluations), kept) => {
-            let (h, msm_h) = host_h(ctx, kept, srs, evaluations, t)?;
-            (h, msm_h, None)
+        (Planned::Host(evaluations), Some(kept)) => {
+            let on_device = staged_evaluations
+                .filter(|e| e.n == evaluations.a.len().next_power_of_two());
+            match on_device {
+                Some(e) if e.n >= 2 => {
+                    let (h, nt, m) = ctx.h_msm_g1_resident_staged(&e, &kept.h)?;
+                    t.ntt = ms(nt.total_ms);
+                    t.device_to_host += ms(m.download_ms);
+                    (h, ms(m.total_ms))
+                }
+                _ => host_h(ctx, Some(kept), srs, evaluations, t)?,
+            }
         }
+        (Planned::Host(evaluations), None) => host_h(ctx, None, srs, evaluations, t)?,
     };
     let t2 = Instant::now();
-    let ([(l, msm_l), (a, msm_a), (b_g1, msm_b_g1)], (b_g2, _msm_b_g2)) = match kept {
-        Some(kept) => {
-            let aux = match aux {
-                Some(aux) => aux,
-                None => upload_aux(ctx, w, t)?,
-            };
-            resident_msms(ctx, kept, &aux, w, t)?
-        }
-        None => uploaded_msms(ctx, srs, w, t)?,
+    let ([(l, msm_l), (a, msm_a), (b_g1, msm_b_g1)], (b_g2, _msm_b_g2)) = match (kept, &aux) {
+        (Some(kept), Some(aux)) => resident_msms(ctx, kept, aux.get(), w, t)?,
+        _ => uploaded_msms(ctx, srs, w, t)?,
     };
     timings.msm = srs_upload + msm_h + t2.elapsed();
     timings.kernels = ctx.take_kernel_time()?;
-    Ok((
-        PartialProof {
+    Ok(Attempt {
+        proof: PartialProof {
             h,
             l,
             a,
             b_g1,
             b_g2: Some(b_g2),
         },
-        StartTimings {
+        timings: StartTimings {
             msm_h,
             msm_l,
             msm_a,
             msm_b_g1,
             ..timings
         },
-    ))
+        resident: kept.is_some(),
+    })
 }
 
 /// The H step and MSM from host evaluations: on the device with the quotient going straight
@@ -508,7 +605,7 @@ impl StartPhase for GpuStart {
         evaluations: Evaluations,
         w: &Witness,
     ) -> Result<(PartialProof, StartTimings)> {
-        self.run(srs, HInput::Host(evaluations), w)
+        self.run(srs, HInput::Host(evaluations), w, None)
     }
 
     fn start_deferred(
@@ -517,7 +614,60 @@ impl StartPhase for GpuStart {
         deferred: &dyn DeferredEvaluations,
         w: &Witness,
     ) -> Result<(PartialProof, StartTimings)> {
-        self.run(srs, HInput::Deferred(deferred), w)
+        self.run(srs, HInput::Deferred(deferred), w, None)
+    }
+
+    /// Uploads the aux values (and host evaluations, zero-padded to the domain) on the
+    /// device's staging stream, through pinned buffers kept for the device, while another
+    /// partition may be running there (`stage.rs`). Only for an SRS this device has proved
+    /// with from resident points, and only when its memory has room; otherwise `None`.
+    fn stage(
+        &self,
+        srs: &Srs,
+        evaluations: Option<&Evaluations>,
+        w: &Witness,
+    ) -> Result<Option<Staged>> {
+        if !self.is_warm(srs.id()) {
+            return Ok(None);
+        }
+        let mut stager = self
+            .stager
+            .lock()
+            .map_err(|_| Error::internal("a previous staging on this device panicked"))?;
+        let evaluations = evaluations.filter(|e| !e.a.is_empty()).map(|e| {
+            let n = e.a.len().next_power_of_two();
+            ([&e.a[..], &e.b[..], &e.c[..]], n)
+        });
+        match stager.stage(&w.aux, evaluations)? {
+            Some(inputs) => {
+                self.staged.fetch_add(1, Relaxed);
+                Ok(Some(Staged::new(inputs)))
+            }
+            None => {
+                self.unstaged.fetch_add(1, Relaxed);
+                Ok(None)
+            }
+        }
+    }
+
+    fn start_staged(
+        &self,
+        srs: &Srs,
+        evaluations: Evaluations,
+        w: &Witness,
+        staged: Staged,
+    ) -> Result<(PartialProof, StartTimings)> {
+        self.run(srs, HInput::Host(evaluations), w, Some(staged))
+    }
+
+    fn start_deferred_staged(
+        &self,
+        srs: &Srs,
+        deferred: &dyn DeferredEvaluations,
+        w: &Witness,
+        staged: Staged,
+    ) -> Result<(PartialProof, StartTimings)> {
+        self.run(srs, HInput::Deferred(deferred), w, Some(staged))
     }
 
     /// On the device, when the SRS and the matrices are resident there (they are unless

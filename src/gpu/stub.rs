@@ -277,6 +277,23 @@ impl GpuContext {
     /// Replaces the MSM overrides.
     pub fn set_msm_tuning(&mut self, _tuning: super::MsmTuning) {}
 
+    /// Nothing to tune.
+    pub fn set_ntt_tuning(&mut self, _tuning: super::NttTuning) {}
+
+    /// Always `Err(NotCompiled)`.
+    pub(crate) fn stager(&self) -> Result<Stager, GpuError> {
+        Err(GpuError::NotCompiled)
+    }
+
+    /// Always `Err(NotCompiled)`.
+    pub(crate) fn h_msm_g1_resident_staged(
+        &mut self,
+        _e: &StagedEvaluations,
+        _points: &DeviceG1Points,
+    ) -> Result<(G1Projective, NttTimings, MsmTimings), GpuError> {
+        Err(GpuError::NotCompiled)
+    }
+
     /// The device's kernel-active time since the last call.
     pub fn take_kernel_time(&mut self) -> Result<std::time::Duration, GpuError> {
         Err(GpuError::NotCompiled)
@@ -306,5 +323,32 @@ impl GpuContext {
 
     pub(crate) fn take_out_of_memory(&self) -> bool {
         false
+    }
+}
+
+/// Inputs staged ahead of a start phase; cannot exist in a build without kernels.
+pub(crate) struct StagedInputs {
+    pub(crate) aux: DeviceScalars,
+    pub(crate) evaluations: Option<StagedEvaluations>,
+}
+
+/// Staged a, b and c; cannot exist in a build without kernels.
+pub(crate) struct StagedEvaluations {
+    pub(crate) n: usize,
+}
+
+/// A device's staging side; cannot exist in a build without kernels.
+pub(crate) struct Stager {
+    _private: (),
+}
+
+impl Stager {
+    /// Always `Err(NotCompiled)`.
+    pub(crate) fn stage(
+        &mut self,
+        _aux: &[Scalar],
+        _evaluations: Option<([&[Scalar]; 3], usize)>,
+    ) -> Result<Option<StagedInputs>, GpuError> {
+        Err(GpuError::NotCompiled)
     }
 }

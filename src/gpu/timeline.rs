@@ -2,9 +2,11 @@
 //!
 //! "Busy" in the engine's stats used to mean the device mutex being held, which also counts
 //! the host's work between launches (gathers, staging copies) and the transfers. Here every
-//! kernel launch on the compute stream is bracketed by a pair of timing events, and the sum of
-//! the pairs' device-side elapsed times is the time the device had a kernel running. Kernels
-//! on one stream run one after another, so the pairs never overlap and their sum is the union.
+//! kernel launch on the compute stream, and every memset and device-to-device copy there
+//! (the driver runs those as kernels too, and its utilization counts them), is bracketed by
+//! a pair of timing events, and the sum of the pairs' device-side elapsed times is the time
+//! the device had a kernel running. Everything on one stream runs one after another, so the
+//! pairs never overlap and their sum is the union.
 //!
 //! A begin event completes when everything enqueued before it has (a copy, a wait on the copy
 //! stream), so a pair measures the kernel alone, plus at most the launch latency when the

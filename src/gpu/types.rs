@@ -70,9 +70,34 @@ pub struct NttTimings {
     pub total_ms: f32,
 }
 
+/// The NTT's build choice, for benchmarking: `radix` 4 or 8 picks the tile kernels whose
+/// threads run radix-4 or radix-8 steps in registers (`cuda/cuzk.cu`); `None` keeps the
+/// default. Like [`MsmTuning`], a value the context is given (`GpuContext::set_ntt_tuning`);
+/// `gpu_bench` takes it from `CUZK_NTT_RADIX`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NttTuning {
+    /// Elements per thread of a tile step: 4 or 8.
+    pub radix: Option<u32>,
+}
+
+impl NttTuning {
+    /// The environment variable [`NttTuning::from_env`] reads.
+    pub const VAR: &'static str = "CUZK_NTT_RADIX";
+
+    /// `CUZK_NTT_RADIX` (unparsable or unsupported values are ignored).
+    pub fn from_env() -> Self {
+        let radix = std::env::var(Self::VAR)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|r| matches!(r, 4 | 8));
+        NttTuning { radix }
+    }
+}
+
 /// Overrides of the MSM's size-derived parameters, for benchmarking (`gpu_bench sweep`);
-/// `None` keeps the default tuned for the size. A context takes `MsmTuning::from_env()` when it
-/// is created and keeps it: nothing reads the environment per MSM.
+/// `None` keeps the default tuned for the size. A context starts with none and takes the value
+/// it is given (`GpuContext::set_msm_tuning`); the library never reads the environment for it
+/// (`gpu_bench` passes `MsmTuning::from_env()`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MsmTuning {
     /// The window size c in bits, 4..=20 (`CUZK_MSM_WINDOW`).

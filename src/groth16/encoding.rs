@@ -181,3 +181,26 @@ pub(crate) fn write_section<P: UncompressedPoint>(out: &mut Vec<u8>, points: &[P
         p.encode(out);
     }
 }
+
+/// [`write_section`] into a writer, encoding a megabyte-sized run of points at a time on all
+/// cores: a 2^26-point SRS is tens of gigabytes, more than a host wants to hold twice.
+pub(crate) fn write_section_to<P: UncompressedPoint, W: std::io::Write>(
+    out: &mut W,
+    points: &[P],
+) -> std::io::Result<()> {
+    out.write_all(&(points.len() as u32).to_be_bytes())?;
+    for run in points.chunks(1 << 20) {
+        let parts: Vec<Vec<u8>> = run
+            .par_chunks(1 << 12)
+            .map(|c| {
+                let mut b = Vec::with_capacity(c.len() * P::SIZE);
+                c.iter().for_each(|p| p.encode(&mut b));
+                b
+            })
+            .collect();
+        for b in parts {
+            out.write_all(&b)?;
+        }
+    }
+    Ok(())
+}

@@ -21,7 +21,7 @@ pub use encoding::PointCheck;
 pub use proof::{Proof, PROOF_BYTES};
 pub use prover::{
     finish, finish_timed, prove, prove_batch, Backend, BackendKind, PartialProof, Randomness,
-    StartPhase, StartTimings,
+    Staged, StartPhase, StartTimings,
 };
 pub use scalars::ScalarEncoding;
 pub use srs::{Srs, SrsId};

@@ -78,6 +78,30 @@ impl Backend {
     }
 }
 
+/// What a backend moved to its device ahead of one start phase ([`StartPhase::stage`]), for
+/// that start phase alone. Opaque: only the backend that made it reads it; dropping it frees
+/// what it holds.
+pub struct Staged(Box<dyn std::any::Any + Send>);
+
+impl Staged {
+    /// Wraps a backend's staged inputs.
+    pub fn new<T: std::any::Any + Send>(inputs: T) -> Self {
+        Staged(Box::new(inputs))
+    }
+
+    /// The backend's inputs, if they are of type `T` (they are not when another backend
+    /// made them: that start phase then runs unstaged).
+    pub fn into_inner<T: std::any::Any>(self) -> Option<T> {
+        self.0.downcast().ok().map(|b| *b)
+    }
+}
+
+impl std::fmt::Debug for Staged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Staged")
+    }
+}
+
 /// The device share of a proof. Implemented by the CPU backend and, where present, the GPU.
 pub trait StartPhase: Send + Sync {
     /// The backend's name, as the stats and `cuzk_version()` report it.
@@ -117,6 +141,46 @@ pub trait StartPhase: Send + Sync {
     /// them, says no.
     fn evaluates_deferred_off_host(&self) -> bool {
         false
+    }
+
+    /// Moves what a start phase of `witness` (and of `evaluations`, when it has host ones)
+    /// will read to the device ahead of it. The engine calls it before it takes the device's
+    /// mutex, while the device may be running another partition's kernels, so that the
+    /// mutex covers the kernels and not the copies. `Ok(None)` stages nothing: the default
+    /// (the CPU has nothing to move), or a device without room or not yet warm for `srs`.
+    fn stage(
+        &self,
+        _srs: &Srs,
+        _evaluations: Option<&Evaluations>,
+        _witness: &Witness,
+    ) -> Result<Option<Staged>> {
+        Ok(None)
+    }
+
+    /// [`StartPhase::start`] with what [`StartPhase::stage`] staged for it. The default
+    /// ignores `staged`.
+    fn start_staged(
+        &self,
+        srs: &Srs,
+        evaluations: Evaluations,
+        witness: &Witness,
+        staged: Staged,
+    ) -> Result<(PartialProof, StartTimings)> {
+        drop(staged);
+        self.start(srs, evaluations, witness)
+    }
+
+    /// [`StartPhase::start_deferred`] with what [`StartPhase::stage`] staged for it. The
+    /// default ignores `staged`.
+    fn start_deferred_staged(
+        &self,
+        srs: &Srs,
+        deferred: &dyn DeferredEvaluations,
+        witness: &Witness,
+        staged: Staged,
+    ) -> Result<(PartialProof, StartTimings)> {
+        drop(staged);
+        self.start_deferred(srs, deferred, witness)
     }
 
     /// Makes `srs` ready on this device before its first proof (a host's start-up preload):

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use blstrs::{G1Affine, G2Affine};
 
-use super::encoding::{write_section, ParamsReader, PointCheck};
+use super::encoding::{write_section_to, ParamsReader, PointCheck};
 use super::verifying_key::VerifyingKey;
 use crate::error::{Error, ErrorKind, Result};
 
@@ -162,13 +162,22 @@ impl Srs {
         let g1 = self.h.len() + self.l.len() + self.a.len() + self.b_g1.len();
         let mut out =
             Vec::with_capacity(1200 + 96 * (g1 + self.vk.ic.len()) + 192 * self.b_g2.len());
-        self.vk.write_into(&mut out);
-        write_section(&mut out, &self.h);
-        write_section(&mut out, &self.l);
-        write_section(&mut out, &self.a);
-        write_section(&mut out, &self.b_g1);
-        write_section(&mut out, &self.b_g2);
+        self.write_to(&mut out)
+            .expect("writing into a Vec does not fail");
         out
+    }
+
+    /// Writes [`Srs::to_bytes`]'s bytes to `out` without holding them all (a params file of
+    /// a large circuit).
+    pub fn write_to<W: std::io::Write>(&self, out: &mut W) -> std::io::Result<()> {
+        let mut vk = Vec::new();
+        self.vk.write_into(&mut vk);
+        out.write_all(&vk)?;
+        write_section_to(out, &self.h)?;
+        write_section_to(out, &self.l)?;
+        write_section_to(out, &self.a)?;
+        write_section_to(out, &self.b_g1)?;
+        write_section_to(out, &self.b_g2)
     }
 
     /// Number of inputs (the constant ONE included) the circuit has.

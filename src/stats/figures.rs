@@ -217,4 +217,11 @@ with_start_stages! { declare_figures! {
     /// or proved while no device was in rotation).
     cpu_fallbacks: count = atomic => CPUFallbacks,
         counter "cpu_fallbacks_total" "Start phases run on the CPU fallback.";
+    /// Time device workers spent moving a partition's inputs to their device before taking
+    /// the device mutex (a GPU's staging: the copies overlap another partition's kernels).
+    staging: latency = histogram
+        => Staging, summary "staging_seconds" "Time spent staging a partition's inputs on its device, outside the device mutex.";
+    /// Partitions whose inputs were staged on their device before their start phase.
+    partitions_staged: count = atomic => PartitionsStaged,
+        counter "partitions_staged_total" "Partitions whose inputs were staged on their device before their start phase.";
 }}

@@ -1,0 +1,366 @@
+//! The kernel seam: one typed wrapper per kernel of `cuda/`, each with the kernel's
+//! parameters in the kernel's own order (its `extern "C"` signature in the doc line) and the
+//! thread mapping the kernel expects (one thread per scalar, per window and chunk, one block
+//! per tile...), so a caller passes what the kernel computes over, never a grid.
+//!
+//! The compiler checks the argument types (a [`DevPtr`] of points cannot go where scalars
+//! go); what it cannot check, that every pointer covers what the kernel touches, each
+//! wrapper's caller vouches for, which is why they stay `unsafe`.
+
+use blstrs::Scalar;
+
+use super::driver::{Args, DevPtr, GpuContext, Grid, Kernel};
+use super::msm::DeviceCurve;
+use super::GpuError;
+
+/// Threads per block of the one-thread-per-element kernels.
+const BLOCK: u32 = 256;
+/// Threads per block of the point kernels (about 160 registers each).
+pub(crate) const EC_BLOCK: u32 = 128;
+/// Elements per thread of the power and scale kernels (`CUZK_POW_CHUNK` in `cuda/ntt.cuh`).
+pub(crate) const POW_CHUNK: u32 = 32;
+/// Log of the block the first NTT stages run in, in shared memory (`CUZK_NTT_SMEM_LOG`).
+pub(crate) const NTT_SMEM_LOG: u32 = 10;
+/// Stages per pass after the first ones (`CUZK_NTT_MID_MAX`) and log of the contiguous rows
+/// each block loads (`CUZK_NTT_MID_LOW`).
+pub(crate) const NTT_MID_MAX: u32 = 6;
+pub(crate) const NTT_MID_LOW: u32 = 4;
+/// The NTT tile kernels' default radix per thread step. Radix 4 (64 registers: 32 warps per
+/// SM) rather than 8 (155 registers, 12 warps): each product is one chain of carries, so the
+/// SM needs many warps to hide its latency (`NttTuning` picks the other for benchmarks).
+const NTT_DEFAULT_RADIX: u32 = 4;
+
+/// The tile kernels for `radix` (4 or 8), and threads for a tile of 2^`log` elements (one
+/// per `radix` elements).
+fn ntt_tile_kernels(radix: Option<u32>, log: u32) -> ([Kernel; 2], u32) {
+    let (kernels, per_thread_log) = match radix.unwrap_or(NTT_DEFAULT_RADIX) {
+        8 => ([Kernel::NttFirstStagesR8, Kernel::NttMidStagesR8], 3),
+        _ => ([Kernel::NttFirstStagesR4, Kernel::NttMidStagesR4], 2),
+    };
+    (kernels, 1 << log.saturating_sub(per_thread_log))
+}
+/// Rows per block of the recorded-R1CS mat-vec.
+const ROW_BLOCK: u32 = 256;
+
+fn threads(threads: u64, block: u32) -> Grid {
+    Grid::Threads { threads, block }
+}
+
+/// Scan chunks per window of a histogram of `2^(c-1) + 1` entries.
+pub(crate) fn scan_chunks(c: u32, chunk: u32) -> u32 {
+    ((1u32 << (c - 1)) + 1).div_ceil(chunk)
+}
+
+impl GpuContext {
+    /// `cuzk_msm_scalars_hist(fr_t* scalars, u32 n, u32 c, u32 nwin, u32* hist)`: one thread
+    /// per scalar; Montgomery → canonical in place, digit histogram per window.
+    pub(crate) unsafe fn msm_scalars_hist(
+        &self,
+        scalars: DevPtr<Scalar>,
+        n: u32,
+        c: u32,
+        nwin: u32,
+        hist: DevPtr<u32>,
+    ) -> Result<(), GpuError> {
+        let args = Args::new().arg(scalars).arg(n).arg(c).arg(nwin).arg(hist);
+        self.launch(Kernel::MsmScalarsHist, threads(n as u64, BLOCK), 0, args)
+    }
+
+    /// `cuzk_msm_scan_chunk_sums(const u32* hist, u32 c, u32 nwin, u32 CH, u32* chunk_sums)`:
+    /// one thread per (window, chunk of `chunk` entries).
+    pub(crate) unsafe fn msm_scan_chunk_sums(
+        &self,
+        hist: DevPtr<u32>,
+        c: u32,
+        nwin: u32,
+        chunk: u32,
+        chunk_sums: DevPtr<u32>,
+    ) -> Result<(), GpuError> {
+        let grid = threads(nwin as u64 * scan_chunks(c, chunk) as u64, BLOCK);
+        let args = Args::new().arg(hist).arg(c).arg(nwin).arg(chunk).arg(chunk_sums);
+        self.launch(Kernel::MsmScanChunkSums, grid, 0, args)
+    }
+
+    /// `cuzk_msm_scan_chunk_offsets(u32* chunk_sums, u32 c, u32 nwin, u32 CH, u32* totals)`:
+    /// one thread per window.
+    pub(crate) unsafe fn msm_scan_chunk_offsets(
+        &self,
+        chunk_sums: DevPtr<u32>,
+        c: u32,
+        nwin: u32,
+        chunk: u32,
+        totals: DevPtr<u32>,
+    ) -> Result<(), GpuError> {
+        let args = Args::new().arg(chunk_sums).arg(c).arg(nwin).arg(chunk).arg(totals);
+        self.launch(Kernel::MsmScanChunkOffsets, threads(nwin as u64, 32), 0, args)
+    }
+
+    /// `cuzk_msm_scan_apply(u32* hist, u32 c, u32 nwin, u32 CH, const u32* chunk_offsets)`:
+    /// one thread per (window, chunk).
+    pub(crate) unsafe fn msm_scan_apply(
+        &self,
+        hist: DevPtr<u32>,
+        c: u32,
+        nwin: u32,
+        chunk: u32,
+        chunk_offsets: DevPtr<u32>,
+    ) -> Result<(), GpuError> {
+        let grid = threads(nwin as u64 * scan_chunks(c, chunk) as u64, BLOCK);
+        let args = Args::new().arg(hist).arg(c).arg(nwin).arg(chunk).arg(chunk_offsets);
+        self.launch(Kernel::MsmScanApply, grid, 0, args)
+    }
+
+    /// `cuzk_msm_scatter(const fr_t* scalars, u32 n, u32 c, u32 nwin, u32* cursor,
+    /// u32* sorted_idx)`: one thread per scalar.
+    pub(crate) unsafe fn msm_scatter(
+        &self,
+        scalars: DevPtr<Scalar>,
+        n: u32,
+        c: u32,
+        nwin: u32,
+        cursor: DevPtr<u32>,
+        sorted_idx: DevPtr<u32>,
+    ) -> Result<(), GpuError> {
+        let args = Args::new()
+            .arg(scalars)
+            .arg(n)
+            .arg(c)
+            .arg(nwin)
+            .arg(cursor)
+            .arg(sorted_idx);
+        self.launch(Kernel::MsmScatter, threads(n as u64, BLOCK), 0, args)
+    }
+
+    /// `cuzk_msm_accumulate[_g2](const affine_t* points, const u32* sorted_idx,
+    /// const u32* ends, const u32* totals, u32 n, u32 nwin, u32 L, u32 T, u32 B,
+    /// xyzz_t* buckets, xyzz_t* pieces, u32* piece_bkt)`: one thread per (window, slice of
+    /// `slice` sorted entries), `slices` per window.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn msm_accumulate<C: DeviceCurve>(
+        &self,
+        points: DevPtr<C::Affine>,
+        sorted_idx: DevPtr<u32>,
+        ends: DevPtr<u32>,
+        totals: DevPtr<u32>,
+        n: u32,
+        nwin: u32,
+        slice: u32,
+        slices: u32,
+        buckets_per_window: u32,
+        buckets: DevPtr<C::Xyzz>,
+        pieces: DevPtr<C::Xyzz>,
+        piece_buckets: DevPtr<u32>,
+    ) -> Result<(), GpuError> {
+        let args = Args::new()
+            .arg(points)
+            .arg(sorted_idx)
+            .arg(ends)
+            .arg(totals)
+            .arg(n)
+            .arg(nwin)
+            .arg(slice)
+            .arg(slices)
+            .arg(buckets_per_window)
+            .arg(buckets)
+            .arg(pieces)
+            .arg(piece_buckets);
+        let grid = threads(nwin as u64 * slices as u64, EC_BLOCK);
+        self.launch(C::KERNELS.accumulate, grid, 0, args)
+    }
+
+    /// `cuzk_msm_merge_pieces[_g2](const xyzz_t* in_pc, const u32* in_pb, u32 S_in, u32 G,
+    /// u32 nwin, u32 B, xyzz_t* out_pc, u32* out_pb, xyzz_t* buckets)`: one thread per
+    /// (window, chunk of `chunk` of the `slots` slots).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn msm_merge_pieces<C: DeviceCurve>(
+        &self,
+        in_pieces: DevPtr<C::Xyzz>,
+        in_buckets: DevPtr<u32>,
+        slots: u32,
+        chunk: u32,
+        nwin: u32,
+        buckets_per_window: u32,
+        out_pieces: DevPtr<C::Xyzz>,
+        out_buckets: DevPtr<u32>,
+        buckets: DevPtr<C::Xyzz>,
+    ) -> Result<(), GpuError> {
+        let args = Args::new()
+            .arg(in_pieces)
+            .arg(in_buckets)
+            .arg(slots)
+            .arg(chunk)
+            .arg(nwin)
+            .arg(buckets_per_window)
+            .arg(out_pieces)
+            .arg(out_buckets)
+            .arg(buckets);
+        let grid = threads(nwin as u64 * slots.div_ceil(chunk) as u64, EC_BLOCK);
+        self.launch(C::KERNELS.merge_pieces, grid, 0, args)
+    }
+
+    /// `cuzk_msm_bucket_reduce[_g2](const xyzz_t* buckets, u32 nwin, u32 B, u32 K,
+    /// xyzz_t* tot, xyzz_t* acc)`: one thread per (window, segment of B/K buckets).
+    pub(crate) unsafe fn msm_bucket_reduce<C: DeviceCurve>(
+        &self,
+        buckets: DevPtr<C::Xyzz>,
+        nwin: u32,
+        buckets_per_window: u32,
+        segments: u32,
+        tot: DevPtr<C::Xyzz>,
+        acc: DevPtr<C::Xyzz>,
+    ) -> Result<(), GpuError> {
+        let args = Args::new()
+            .arg(buckets)
+            .arg(nwin)
+            .arg(buckets_per_window)
+            .arg(segments)
+            .arg(tot)
+            .arg(acc);
+        let grid = threads(nwin as u64 * segments as u64, EC_BLOCK);
+        self.launch(C::KERNELS.bucket_reduce, grid, 0, args)
+    }
+
+    /// `cuzk_msm_tree_reduce[_g2](xyzz_t* tot, xyzz_t* acc, u32 nwin, u32 K, u32 log_m,
+    /// u32 l, xyzz_t* out)`: level `l`, one thread per (window, pair of segments).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn msm_tree_reduce<C: DeviceCurve>(
+        &self,
+        tot: DevPtr<C::Xyzz>,
+        acc: DevPtr<C::Xyzz>,
+        nwin: u32,
+        segments: u32,
+        log_m: u32,
+        level: u32,
+        out: DevPtr<C::Xyzz>,
+    ) -> Result<(), GpuError> {
+        let args = Args::new()
+            .arg(tot)
+            .arg(acc)
+            .arg(nwin)
+            .arg(segments)
+            .arg(log_m)
+            .arg(level)
+            .arg(out);
+        let grid = threads(nwin as u64 * (segments >> (level + 1)) as u64, EC_BLOCK);
+        self.launch(C::KERNELS.tree_reduce, grid, 0, args)
+    }
+
+    /// `cuzk_ntt_powers(fr_t* out, const fr_t* pw, u32 count)`: out[i] = base^i for i <
+    /// count, `pw` base's 32-entry table of squarings; one thread per `POW_CHUNK` elements.
+    pub(crate) unsafe fn ntt_powers(
+        &self,
+        out: DevPtr<Scalar>,
+        pw: DevPtr<Scalar>,
+        count: u32,
+    ) -> Result<(), GpuError> {
+        let grid = threads(count.div_ceil(POW_CHUNK) as u64, BLOCK);
+        self.launch(Kernel::NttPowers, grid, 0, Args::new().arg(out).arg(pw).arg(count))
+    }
+
+    /// `cuzk_ntt_scale(fr_t* v, const fr_t* pw, fr_t factor, u32 n)`: v[i] *= factor·base^i;
+    /// one thread per `POW_CHUNK` elements.
+    pub(crate) unsafe fn ntt_scale(
+        &self,
+        v: DevPtr<Scalar>,
+        pw: DevPtr<Scalar>,
+        factor: Scalar,
+        n: u32,
+    ) -> Result<(), GpuError> {
+        let grid = threads(n.div_ceil(POW_CHUNK) as u64, BLOCK);
+        let args = Args::new().arg(v).arg(pw).arg(factor).arg(n);
+        self.launch(Kernel::NttScale, grid, 0, args)
+    }
+
+    /// `cuzk_ntt_first_stages_r{4,8}(const fr_t* src, fr_t* dst, const fr_t* tw, u32 log_n)`:
+    /// the bit-reversal gather and the first min(log n, `NTT_SMEM_LOG`) stages, one block per
+    /// tile of 2^that elements, 4 or 8 elements per thread (`NttTuning`).
+    pub(crate) unsafe fn ntt_first_stages(
+        &self,
+        src: DevPtr<Scalar>,
+        dst: DevPtr<Scalar>,
+        tw: DevPtr<Scalar>,
+        log_n: u32,
+    ) -> Result<(), GpuError> {
+        let sl = log_n.min(NTT_SMEM_LOG);
+        let ([kernel, _], block) = ntt_tile_kernels(self.ntt_tuning.radix, sl);
+        let grid = Grid::Blocks {
+            blocks: 1 << (log_n - sl),
+            block,
+        };
+        let args = Args::new().arg(src).arg(dst).arg(tw).arg(log_n);
+        self.launch(kernel, grid, 0, args)
+    }
+
+    /// `cuzk_ntt_mid_stages_r{4,8}(fr_t* v, const fr_t* tw, u32 log_n, u32 s0, u32 k)`:
+    /// stages s0..s0+k (k ≤ `NTT_MID_MAX`), one block per 2^k sub-transforms of
+    /// 2^`NTT_MID_LOW` consecutive rows, 4 or 8 elements per thread (`NttTuning`).
+    pub(crate) unsafe fn ntt_mid_stages(
+        &self,
+        v: DevPtr<Scalar>,
+        tw: DevPtr<Scalar>,
+        log_n: u32,
+        s0: u32,
+        k: u32,
+    ) -> Result<(), GpuError> {
+        let ([_, kernel], block) = ntt_tile_kernels(self.ntt_tuning.radix, k + NTT_MID_LOW);
+        let grid = Grid::Blocks {
+            blocks: 1 << (log_n - k - NTT_MID_LOW),
+            block,
+        };
+        let args = Args::new().arg(v).arg(tw).arg(log_n).arg(s0).arg(k);
+        self.launch(kernel, grid, 0, args)
+    }
+
+    /// `cuzk_ntt_ab_minus_c(fr_t* a, const fr_t* b, const fr_t* c, u32 n)`: a = a·b − c,
+    /// one thread per element.
+    pub(crate) unsafe fn ntt_ab_minus_c(
+        &self,
+        a: DevPtr<Scalar>,
+        b: DevPtr<Scalar>,
+        c: DevPtr<Scalar>,
+        n: u32,
+    ) -> Result<(), GpuError> {
+        let args = Args::new().arg(a).arg(b).arg(c).arg(n);
+        self.launch(Kernel::NttAbMinusC, threads(n as u64, BLOCK), 0, args)
+    }
+
+    /// `cuzk_gather_dense(const fr_t* aux, const u64* words, const u32* prefix, u32 n,
+    /// fr_t* out)`: one thread per element of `aux`; null `words` copies every element.
+    pub(crate) unsafe fn gather_dense(
+        &self,
+        aux: DevPtr<Scalar>,
+        words: DevPtr<u64>,
+        prefix: DevPtr<u32>,
+        n: u32,
+        out: DevPtr<Scalar>,
+    ) -> Result<(), GpuError> {
+        let args = Args::new().arg(aux).arg(words).arg(prefix).arg(n).arg(out);
+        self.launch(Kernel::GatherDense, threads(n as u64, BLOCK), 0, args)
+    }
+
+    /// `cuzk_r1cs_matvec(u32 rows, const u32* row_start, const u32* cols, const u16* codes,
+    /// const fr_t* table, const fr_t* input, const fr_t* aux, fr_t* out)`: one thread per row.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn r1cs_matvec(
+        &self,
+        rows: u32,
+        row_start: DevPtr<u32>,
+        cols: DevPtr<u32>,
+        codes: DevPtr<u16>,
+        table: DevPtr<Scalar>,
+        input: DevPtr<Scalar>,
+        aux: DevPtr<Scalar>,
+        out: DevPtr<Scalar>,
+    ) -> Result<(), GpuError> {
+        let args = Args::new()
+            .arg(rows)
+            .arg(row_start)
+            .arg(cols)
+            .arg(codes)
+            .arg(table)
+            .arg(input)
+            .arg(aux)
+            .arg(out);
+        self.launch(Kernel::R1csMatvec, threads(rows as u64, ROW_BLOCK), 0, args)
+    }
+}

@@ -40,6 +40,12 @@ type Config struct {
 	TrimMinFreedBytes uint64
 	// TrimDisabled turns malloc_trim(0) off.
 	TrimDisabled bool
+	// TrimArenaTops fixes glibc's trim and mmap thresholds when the engine starts, so that
+	// the free tops of the per-thread arenas are given back too and the process's resident
+	// memory returns to about where it was once the engine's jobs are done (malloc_trim(0)
+	// shrinks only the main heap's top). Process-wide and permanent: it also applies to
+	// the Go runtime's cgo allocations.
+	TrimArenaTops bool
 	// SynthesisThreads is the number of threads of the synthesis stage, which synthesizes
 	// the Filecoin calls' circuits (0: one per core).
 	SynthesisThreads int
@@ -160,6 +166,9 @@ func (c *Config) toC() (C.cuzk_config, func(), error) {
 	}
 	if c.TrimDisabled {
 		cc.flags |= C.CUZK_CONFIG_TRIM_DISABLED
+	}
+	if c.TrimArenaTops {
+		cc.flags |= C.CUZK_CONFIG_TRIM_ARENA_TOPS
 	}
 	if c.FaultNeverOutOfRotation {
 		cc.flags |= C.CUZK_CONFIG_NEVER_OUT_OF_ROTATION

@@ -301,7 +301,7 @@ func backlog(n int) []cuzk.Partition {
 	return parts
 }
 
-// Every fault, deferral and recordings field set: the engine starts and proves the
+// Every fault, deferral, recordings and trim field set: the engine starts and proves the
 // fixture's bytes (the recordings folder stays empty: these partitions come synthesized).
 // A start deadline runs each start phase on a thread of its own; no healthy one comes near
 // a minute, so nothing hangs and nothing falls back.
@@ -311,7 +311,7 @@ func TestConfigFaultDeferralAndRecordingFields(t *testing.T) {
 			DeferEvaluations: cuzk.DeferOn, RecordingsDir: t.TempDir()},
 		{CPUDevices: 1, FaultNeverOutOfRotation: true, FaultProbeDelay: cuzk.WaitForever, DeferEvaluations: cuzk.DeferOff},
 		{CPUDevices: 2, FaultStartDeadline: time.Minute, CPUFallback: true},
-		{CPUDevices: 1, FaultStartDeadline: cuzk.WaitForever},
+		{CPUDevices: 1, FaultStartDeadline: cuzk.WaitForever, TrimArenaTops: true},
 	} {
 		e := newEngine(t, cfg)
 		job, err := e.ProveStart(context.Background(), loadSRS(t), fx.parts, cuzk.WithRandomness(fx.r, fx.s))

@@ -56,6 +56,13 @@
 // PoRep partition, every core busy). Off by default.
 #define CUZK_CONFIG_CPU_FALLBACK 32
 
+// `cuzk_config.flags`: the engine fixes glibc's trim and mmap thresholds when it starts
+// (`mallopt`), so that the free tops of the per-thread arenas are given back too and the
+// process's resident memory returns to about where it was once the engine's jobs are done
+// (`malloc_trim(0)` shrinks only the main heap's top). Process-wide and permanent for the
+// host's allocator. Off by default.
+#define CUZK_CONFIG_TRIM_ARENA_TOPS 64
+
 // A timeout meaning "wait as long as it takes" (`admission_timeout_ms`, `timeout_ms`).
 #define CUZK_WAIT_FOREVER UINT64_MAX
 
@@ -466,6 +473,11 @@ typedef struct cuzk_stats {
   // Start phases run on the CPU fallback (partitions whose device attempts were used up,
   // or proved while no device was in rotation).
   uint64_t cpu_fallbacks;
+  // Time device workers spent moving a partition's inputs to their device before taking
+  // the device mutex (a GPU's staging: the copies overlap another partition's kernels).
+  struct cuzk_latency staging;
+  // Partitions whose inputs were staged on their device before their start phase.
+  uint64_t partitions_staged;
 } cuzk_stats;
 
 // How to run a job. Every field's zero means its default, so a zeroed struct (or a NULL

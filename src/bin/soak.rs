@@ -74,11 +74,13 @@
 //! in glibc's arenas goes back with the trim; what stays is really held), and each GPU's
 //! free memory before the engine and after it is dropped. With each reading: glibc's bytes in
 //! use and free in its arenas (`mallinfo2`, looked up at run time), and after the trim the
-//! resident bytes by mapping (main heap, other arenas, thread stacks, files). RSS is
-//! reported, not checked: glibc's `malloc_trim` leaves the free memory at the top of its
-//! other arenas resident (notes/engine.md). On a CPU run the bytes in use are checked: at
-//! most `ENGINE_KEEPS` more after the engine is dropped than before it (the CPU backend's
-//! domain tables, kept per process, are built before that baseline).
+//! resident bytes by mapping (main heap, other arenas, thread stacks, files). The engine runs
+//! with `trim_arena_tops` (`--trim-arena-tops off` leaves glibc's thresholds alone): then
+//! RSS after the drop and the trim is checked against its level before the engine, within
+//! `RSS_KEPT` (without it glibc keeps up to 64 MiB free at the top of each arena,
+//! notes/engine.md). On a CPU run the bytes in use are checked too: at most `ENGINE_KEEPS`
+//! more after the engine is dropped than before it (the CPU backend's domain tables, kept
+//! per process, are built before that baseline).
 //! `CUZK_LOG=cuzk::engine=warn` shows each device fault as it happens.
 
 use std::collections::BTreeMap;
@@ -115,6 +117,12 @@ const PATIENCE: Duration = Duration::from_secs(1800);
 /// process-wide state filled during the run. Measured: about 4 MiB on the CPU
 /// (notes/runs.md, session 8).
 const ENGINE_KEEPS: u64 = 16 << 20;
+
+/// How much more resident memory the process may have once the engine is dropped and
+/// trimmed than before it, with `--trim-arena-tops on` (the default): what the allocator
+/// keeps in use (`ENGINE_KEEPS`) and at most `ARENA_TOP_BYTES` free at the top of each arena
+/// (a few per core), with room to spare.
+const RSS_KEPT: u64 = 96 << 20;
 
 /// The default budget, in partitions of the largest kind: few enough that jobs wait.
 const BUDGET_PARTITIONS: u64 = 4;
@@ -201,6 +209,8 @@ struct Args {
     start_deadline: Option<Duration>,
     probe_delay: Duration,
     cpu_fallback: bool,
+    /// `EngineConfig::trim_arena_tops`; with it, the RSS after the engine is checked.
+    trim_arena_tops: bool,
     cancel_rate: f64,
     bad_rate: f64,
     threads: usize,
@@ -225,6 +235,7 @@ fn args() -> Result<Args, String> {
         start_deadline: None,
         probe_delay: Duration::from_secs(2),
         cpu_fallback: true,
+        trim_arena_tops: true,
         cancel_rate: 0.03,
         bad_rate: 0.03,
         threads: 8,
@@ -265,6 +276,13 @@ fn args() -> Result<Args, String> {
                     "on" => true,
                     "off" => false,
                     v => return Err(format!("--cpu-fallback {v}: on or off")),
+                }
+            }
+            "--trim-arena-tops" => {
+                a.trim_arena_tops = match value.as_str() {
+                    "on" => true,
+                    "off" => false,
+                    v => return Err(format!("--trim-arena-tops {v}: on or off")),
                 }
             }
             "--seed" => a.seed = num(&value)?,
@@ -1130,6 +1148,7 @@ fn run() -> Result<bool, String> {
     let injected = Arc::new(Injected::default());
     let mut config = EngineConfig {
         memory_budget: Some(budget),
+        trim_arena_tops: a.trim_arena_tops,
         ..EngineConfig::default()
     };
     let devices = config.devices.len();
@@ -1480,6 +1499,18 @@ fn run() -> Result<bool, String> {
                 "the allocator has {} more in use after the engine was dropped than before it (at most {})",
                 mib(a.in_use.saturating_sub(b.in_use)),
                 mib(ENGINE_KEEPS)
+            ),
+        );
+    }
+    // With the arenas' tops bounded, resident memory comes back too: after the engine's
+    // drop and a trim, about where it was before the engine.
+    if let (true, Some(b), Some(a)) = (a.trim_arena_tops, before_engine.rss, trimmed.rss) {
+        check(
+            a <= b + RSS_KEPT,
+            format!(
+                "RSS is {} above its level before the engine once the engine was dropped and trimmed (at most {} with --trim-arena-tops on)",
+                mib(a.saturating_sub(b)),
+                mib(RSS_KEPT)
             ),
         );
     }

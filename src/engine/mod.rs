@@ -58,7 +58,9 @@ pub use lock::{engine_locks_held, TrackedGuard, TrackedMutex};
 pub use params::{LoadedParams, ParamsRegistry};
 pub use queue::{PartitionQueue, Priority, QueueKey};
 pub use request::{JobInput, JobKind, JobRequest, PartitionCircuit, JOB_KINDS};
-pub use trimmer::{malloc_trim, FreedCounter, TrimFn, TrimPolicy, Trimmer};
+pub use trimmer::{
+    bound_arena_tops, malloc_trim, FreedCounter, TrimFn, TrimPolicy, Trimmer, ARENA_TOP_BYTES,
+};
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -136,6 +138,11 @@ pub struct EngineConfig {
     pub finalizers: usize,
     /// When to call `malloc_trim(0)`.
     pub trim: TrimPolicy,
+    /// Whether the engine fixes glibc's trim and mmap thresholds when it starts
+    /// ([`bound_arena_tops`]), so that the free tops of the per-thread arenas go back to the
+    /// OS too and the host's resident memory returns to about where it was once the engine's
+    /// jobs are done. Process-wide and permanent for the host's allocator; off by default.
+    pub trim_arena_tops: bool,
     /// What `submit` does when the budget cannot take a job of ready partitions yet.
     pub admission: AdmissionPolicy,
     /// Threads of the synthesis stage; `0` for one per core.
@@ -166,6 +173,7 @@ impl Default for EngineConfig {
             memory_budget: None,
             finalizers: 2,
             trim: TrimPolicy::default(),
+            trim_arena_tops: false,
             admission: AdmissionPolicy::Wait(Duration::from_secs(600)),
             synthesis_threads: 0,
             max_ready: 0,
@@ -356,6 +364,9 @@ impl Engine {
         let limit = config.memory_budget.unwrap_or_else(default_budget);
         let backends: Vec<_> = config.devices.iter().map(|d| d.backend.backend()).collect();
         let stats = Arc::new(Stats::new(&backends));
+        if config.trim_arena_tops && !bound_arena_tops() {
+            tracing::warn!(target: "cuzk::engine", "trim_arena_tops: the allocator is not glibc's; nothing set");
+        }
         let trimmer = Trimmer::start(config.trim, config.hooks.trim.clone(), stats.clone())
             .map_err(|e| spawn_error("trimmer", e))?;
         let max_ready = match config.max_ready {

@@ -42,6 +42,12 @@ pub const CUZK_CONFIG_NEVER_OUT_OF_ROTATION: u32 = 16;
 /// CPU backend instead of failing or waiting (slow on a large circuit: minutes per 32 GiB
 /// PoRep partition, every core busy). Off by default.
 pub const CUZK_CONFIG_CPU_FALLBACK: u32 = 32;
+/// `cuzk_config.flags`: the engine fixes glibc's trim and mmap thresholds when it starts
+/// (`mallopt`), so that the free tops of the per-thread arenas are given back too and the
+/// process's resident memory returns to about where it was once the engine's jobs are done
+/// (`malloc_trim(0)` shrinks only the main heap's top). Process-wide and permanent for the
+/// host's allocator. Off by default.
+pub const CUZK_CONFIG_TRIM_ARENA_TOPS: u32 = 64;
 
 /// A timeout meaning "wait as long as it takes" (`admission_timeout_ms`, `timeout_ms`).
 pub const CUZK_WAIT_FOREVER: u64 = u64::MAX;
@@ -134,7 +140,8 @@ const KNOWN_CONFIG_FLAGS: u32 = CUZK_CONFIG_ADMISSION_FAIL_FAST
     | CUZK_CONFIG_DEFER_EVALUATIONS_ON
     | CUZK_CONFIG_DEFER_EVALUATIONS_OFF
     | CUZK_CONFIG_NEVER_OUT_OF_ROTATION
-    | CUZK_CONFIG_CPU_FALLBACK;
+    | CUZK_CONFIG_CPU_FALLBACK
+    | CUZK_CONFIG_TRIM_ARENA_TOPS;
 
 /// A duration in milliseconds; `CUZK_WAIT_FOREVER` and anything too large to represent
 /// waits without a deadline (the engine treats an unrepresentable deadline so).
@@ -223,6 +230,7 @@ unsafe fn engine_config(c: &cuzk_config) -> Result<EngineConfig, Failure> {
         finalizers: or(c.finalizers, defaults.finalizers),
         memory_budget: (c.memory_budget_bytes != 0).then_some(c.memory_budget_bytes),
         trim,
+        trim_arena_tops: c.flags & CUZK_CONFIG_TRIM_ARENA_TOPS != 0,
         admission,
         synthesis_threads: c.synthesis_threads as usize,
         max_ready: c.max_ready as usize,
@@ -467,6 +475,7 @@ mod tests {
         assert_eq!(e.faults, FaultPolicy::default());
         assert_eq!(e.defer_evaluations, None);
         assert_eq!(e.recordings_dir, None);
+        assert!(!e.trim_arena_tops);
     }
 
     #[test]
@@ -477,11 +486,14 @@ mod tests {
             fault_out_of_rotation_after: 7,
             fault_probe_delay_ms: 250,
             fault_start_deadline_ms: 90_000,
-            flags: CUZK_CONFIG_DEFER_EVALUATIONS_ON | CUZK_CONFIG_CPU_FALLBACK,
+            flags: CUZK_CONFIG_DEFER_EVALUATIONS_ON
+                | CUZK_CONFIG_CPU_FALLBACK
+                | CUZK_CONFIG_TRIM_ARENA_TOPS,
             recordings_dir: dir.as_ptr(),
             ..config()
         };
         let e = parse(&c).unwrap();
+        assert!(e.trim_arena_tops);
         assert_eq!(
             e.faults,
             FaultPolicy {

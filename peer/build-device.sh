@@ -26,6 +26,8 @@ export CUDA_PATH="$tk"
 # and the driver's soname satisfies the link; the GPU machine's driver provides the library.
 stub="$repo/peer/target/cuda-stub"
 if [ ! -e "$stub/libcuda.so" ]; then
+    # The stub's names come from cuda-driver-sys's sources: on a fresh machine, fetch them.
+    (cd "$repo/peer" && cargo fetch --locked >/dev/null)
     mkdir -p "$stub"
     sys="$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/cuda-driver-sys-0.3.* | head -n 1)"
     grep -oh 'pub fn cu[A-Za-z0-9_]*' -r "$sys/src" | sed 's/pub fn //' | sort -u |
@@ -100,8 +102,9 @@ done
 (cd "$stage" && ldd "${bins[@]}")
 
 # Compressed: the device tool carries 64 MiB at most. On the GPU machine:
-#   mkdir -p /tmp/peer && tar -xzf .devbin-peer/peer.tgz -C /tmp/peer
+#   mkdir -p /tmp/peer && tar -xf .devbin-peer/peer.txz -C /tmp/peer
 mkdir -p "$out"
 rm -f "$out"/*
-tar -czf "$out/peer.tgz" -C "$stage" .
+rm -f "$out/peer.tgz"
+tar -cf - -C "$stage" . | xz -9 -T2 >"$out/peer.txz"
 ls -l "$out"

@@ -7,9 +7,11 @@
 #   scripts/device-suite.sh c2 [SIZE]  the PoRep C2 backlog (filecoin_bench) at SIZE (2KiB):
 #                                      against filecoin-proofs with supraseal-c2 when the peer
 #                                      build is there, else with --no-peer
-#   scripts/device-suite.sh engine     engine_bench's backlog with nvidia-smi sampling the GPU's
-#                                      utilization beside it (the device's own kernel time
-#                                      against what the driver reports)
+#   scripts/device-suite.sh engine [C,...]
+#                                      engine_bench's backlog (partitions of C constraints;
+#                                      default 250000,4000000) with nvidia-smi sampling the
+#                                      GPU's utilization beside it (the device's own kernel
+#                                      time against what the driver reports)
 #   scripts/device-suite.sh synth      the synthesis bench (cuzk's witness against bellperson's
 #                                      synthesis, every 2KiB kind) on the machine's cores
 #   scripts/device-suite.sh synth32 [NAME ...]
@@ -36,11 +38,16 @@ mkdir -p "$out"
 bin=/tmp/cuzk
 if [ ! -x "$bin/cuzk_fixtures" ]; then
     mkdir -p "$bin"
-    tar -xzf "$repo/.devbin/bin.tgz" -C "$bin"
+    # tar reads xz through xz(1); Python's lzma where that is missing.
+    tar -xf "$repo/.devbin/bin.txz" -C "$bin" 2>/dev/null ||
+        python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+            "$repo/.devbin/bin.txz" "$bin"
 fi
-if [ -f "$repo/.devbin-peer/peer.tgz" ] && [ ! -x /tmp/peer/filecoin_bench_supraseal ]; then
+if [ -f "$repo/.devbin-peer/peer.txz" ] && [ ! -x /tmp/peer/filecoin_bench_supraseal ]; then
     mkdir -p /tmp/peer
-    tar -xzf "$repo/.devbin-peer/peer.tgz" -C /tmp/peer
+    tar -xf "$repo/.devbin-peer/peer.txz" -C /tmp/peer 2>/dev/null ||
+        python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+            "$repo/.devbin-peer/peer.txz" /tmp/peer
 fi
 # The Filecoin tests and benches look for their params and scratch here; filecoin-proofs
 # writes its parents' cache under FIL_PROOFS_PARENT_CACHE.
@@ -119,7 +126,9 @@ while [ $# -gt 0 ]; do
             --params "$CUZK_TEST_PARAMS" 2>&1 | tee "$out/c2-$size.log"
         ;;
     engine)
-        for c in 250000 4000000; do
+        sizes=(250000 4000000)
+        case "${1:-}" in [0-9]*) IFS=, read -r -a sizes <<<"$1" && shift ;; esac
+        for c in "${sizes[@]}"; do
             nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits \
                 -lms 100 >"$out/smi-$c.csv" &
             smi=$!

@@ -20,7 +20,10 @@ mkdir -p "$out"
 bin=/tmp/cuzk
 if [ ! -x "$bin/gpu_msm" ]; then
     mkdir -p "$bin"
-    tar -xzf "$repo/.devbin/bin.tgz" -C "$bin"
+    # tar reads xz through xz(1); Python's lzma where that is missing.
+    tar -xf "$repo/.devbin/bin.txz" -C "$bin" 2>/dev/null ||
+        python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+            "$repo/.devbin/bin.txz" "$bin"
 fi
 tools=("$@")
 [ ${#tools[@]} -gt 0 ] || tools=(memcheck racecheck)

@@ -126,6 +126,7 @@ pub fn config(devices: Vec<Device>, workers_per_device: usize) -> EngineConfig {
         max_ready: 0,
         defer_evaluations: None,
         recordings_dir: None,
+        trim_arena_tops: false,
         faults: FaultPolicy {
             probe_delay: Duration::from_millis(50),
             ..FaultPolicy::default()

@@ -10,7 +10,7 @@ import "time"
 
 // statsBytes is sizeof(cuzk_stats) as the figures table lays it out. These two lines stop
 // the build when the header and this file disagree (one regenerated without the other).
-const statsBytes = 2440
+const statsBytes = 2448
 
 var (
 	_ [C.sizeof_cuzk_stats - statsBytes]byte
@@ -98,6 +98,9 @@ type Stats struct {
 	Staging Latency
 	// Partitions whose inputs were staged on their device before their start phase.
 	PartitionsStaged uint64
+	// Recorded circuits evicted to make room in the host memory budget (a partition of
+	// their shape later records them again, or reads them from the recordings folder).
+	RecordingsEvicted uint64
 	// Devices holds one entry per device in use.
 	Devices []DeviceStats
 	// Kinds holds each proof kind's counts, indexed by JobKind.
@@ -252,6 +255,7 @@ func statsFromC(c *C.cuzk_stats) Stats {
 	s.CPUFallbacks = uint64(c.cpu_fallbacks)
 	s.Staging = latencyFromC(&c.staging)
 	s.PartitionsStaged = uint64(c.partitions_staged)
+	s.RecordingsEvicted = uint64(c.recordings_evicted)
 	n := int(c.device_count)
 	if n > MaxDevices {
 		n = MaxDevices

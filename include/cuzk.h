@@ -478,6 +478,9 @@ typedef struct cuzk_stats {
   struct cuzk_latency staging;
   // Partitions whose inputs were staged on their device before their start phase.
   uint64_t partitions_staged;
+  // Recorded circuits evicted to make room in the host memory budget (a partition of
+  // their shape later records them again, or reads them from the recordings folder).
+  uint64_t recordings_evicted;
 } cuzk_stats;
 
 // How to run a job. Every field's zero means its default, so a zeroed struct (or a NULL

@@ -283,3 +283,106 @@ fn winning_post_is_synthesized_ahead_of_a_porep_backlog() {
     // WinningPoSt was submitted, comes before it.
     assert!(at <= 1, "the WinningPoSt was synthesized {at}th: {order:?}");
 }
+
+/// A shape's params, its partitions' budget share and its recording's size.
+struct Shape {
+    key: cuzk::r1cs::ShapeKey,
+    circuit: SampleCircuit,
+    srs: Arc<cuzk::groth16::Srs>,
+    pvk: cuzk::groth16::PreparedVerifyingKey,
+    need: u64,
+    recording: u64,
+}
+
+fn shape(name: &str, constraints: usize) -> Shape {
+    use cuzk::fixtures::{generate_srs, ToxicWaste};
+    let circuit = SampleCircuit::Random {
+        constraints,
+        seed: 0,
+    };
+    let srs = generate_srs(circuit.clone(), &ToxicWaste::from_seed(5)).unwrap();
+    let s = cuzk::groth16::synthesize(circuit.clone()).unwrap().shape();
+    let need = (s.evaluation_bytes() + s.witness_bytes() + std::mem::size_of::<cuzk::groth16::Proof>()) as u64;
+    let recording = cuzk::r1cs::record(circuit.clone()).unwrap().0.bytes() as u64;
+    Shape {
+        key: cuzk::r1cs::ShapeKey::new(name),
+        circuit,
+        pvk: srs.vk.prepare(),
+        srs: Arc::new(srs),
+        need,
+        recording,
+    }
+}
+
+/// Proves one partition of `s` (seed `seed`) through the synthesis stage and verifies it.
+fn prove_keyed(engine: &Engine, s: &Shape, seed: u64) {
+    let circuit = s.circuit.with_seed(seed);
+    let public = cuzk::groth16::synthesize(circuit.clone()).unwrap().witness.input[1..].to_vec();
+    let job = engine
+        .submit(JobRequest::new(
+            s.srs.clone(),
+            JobInput::Synthesize(vec![PartitionCircuit::new(circuit).with_shape_key(s.key.clone())]),
+            JobKind::PoRep,
+        ))
+        .unwrap();
+    let proofs = job.finish(PATIENCE).unwrap();
+    assert!(cuzk::groth16::verify_proof(&s.pvk, &proofs[0], &public).unwrap());
+}
+
+/// A recorded shape whose charge leaves the budget too small for a larger shape's partition
+/// is evicted for it (without eviction that partition would wait until cancelled); the
+/// evicted shape is recorded again when it comes back. A fresh recording in the way of
+/// nothing stays.
+#[test]
+fn a_recording_in_the_way_of_a_larger_shape_is_evicted() {
+    let small = shape("evict-small", 2000);
+    let large = shape("evict-large", 8000);
+    // The small shape is charged (its partition still fits beside its recording), and the
+    // large shape's partition fits the budget only without it.
+    let limit = large.need + small.recording / 2;
+    println!(
+        "small: partition {} B, recording {} B; large: partition {} B; budget {limit} B",
+        small.need, small.recording, large.need
+    );
+    assert!(small.need + small.recording <= limit && large.need + small.recording > limit);
+    let engine = Engine::new(EngineConfig {
+        memory_budget: Some(limit),
+        synthesis_threads: 1,
+        ..config(Device::cpu(1), 1)
+    })
+    .unwrap();
+    let recorded = engine.recorded_circuits();
+
+    prove_keyed(&engine, &small, 1);
+    prove_keyed(&engine, &small, 2);
+    assert_eq!(recorded.recordings(), 1);
+    assert_eq!(engine.memory_budget().reserved(), small.recording, "the small shape is charged");
+    assert_eq!(engine.stats().recordings_evicted, 0, "nothing in its way: kept");
+
+    prove_keyed(&engine, &large, 1);
+    assert_eq!(engine.stats().recordings_evicted, 1);
+    assert!(recorded.get(&small.key).is_none(), "the small shape's recording went");
+    assert!(recorded.get(&large.key).is_some());
+    assert_eq!(engine.memory_budget().reserved(), 0, "the large shape is not charged: it would leave no room");
+
+    // Back again: recorded anew and charged again.
+    prove_keyed(&engine, &small, 3);
+    assert_eq!(recorded.recordings(), 3);
+    assert_eq!(engine.memory_budget().reserved(), small.recording);
+
+    // A job of partitions the host synthesized, admitted only if it fits now (fail-fast),
+    // gets the same room.
+    let circuit = large.circuit.with_seed(2);
+    let assignment = cuzk::groth16::synthesize(circuit).unwrap();
+    let public = assignment.witness.input[1..].to_vec();
+    let job = engine
+        .submit(JobRequest {
+            admission: Some(cuzk::AdmissionPolicy::FailFast),
+            ..JobRequest::new(large.srs.clone(), JobInput::Ready(vec![assignment]), JobKind::PoRep)
+        })
+        .expect("admitted once the small shape's recording is evicted");
+    let proofs = job.finish(PATIENCE).unwrap();
+    assert!(cuzk::groth16::verify_proof(&large.pvk, &proofs[0], &public).unwrap());
+    assert_eq!(engine.stats().recordings_evicted, 2);
+    assert!(recorded.get(&small.key).is_none());
+}

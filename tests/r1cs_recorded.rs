@@ -102,6 +102,15 @@ fn the_cache_records_a_key_once_under_concurrent_first_uses() {
         .unwrap();
     assert_same("keyed partition", &got, &synthesize(circuit).unwrap());
     assert_eq!(cache.recordings(), 1);
+    // Held elsewhere (a partition proving with it): not removed as idle.
+    let held = cache.get(&key).unwrap();
+    assert!(cache.remove_if_idle(&key).is_none());
+    assert!(cache.get(&key).is_some());
+    drop(held);
+    assert!(cache.remove_if_idle(&key).is_some());
+    assert!(cache.get(&key).is_none());
+    cache.synthesize(&key, shape.with_seed(10)).unwrap();
+    assert_eq!(cache.recordings(), 2);
     assert!(cache.remove(&key).is_some());
     assert!(cache.get(&key).is_none());
 }

@@ -1,5 +1,6 @@
 //! The finalizers: finish each partition on the CPU (B_g2 MSM, proof assembly with r and s),
-//! store the proof, release the partition's remaining memory and report it to the trimmer.
+//! release the partition's remaining memory (reported to the trimmer), then store the proof,
+//! so that a host holding all its proofs finds their memory already released.
 //!
 //! A finalizer takes one lock, its job's state lock, briefly to store a proof or a failure.
 //! It never touches the queue (a job it fails is purged by the next worker's pop, asked for
@@ -88,7 +89,12 @@ pub(crate) fn run(rx: Receiver<Finalize>, shared: Arc<Shared>, hook: Option<Part
                         shared.stats.partitions_proved.fetch_add(1, Relaxed);
                         shared.stats.partitions_proved_by_kind[job.kind.index()]
                             .fetch_add(1, Relaxed);
+                        // The partition's memory goes before its proof is handed over: a
+                        // host holding all its proofs finds their budget already released.
+                        retry.release(&shared);
+                        shared.drop_work_parts(rest_res, witness);
                         job.complete(&shared, index, p);
+                        continue;
                     }
                     // The device's result was wrong: another device tries again. (The
                     // CPU fallback's is the last attempt.)

@@ -45,6 +45,7 @@ mod job;
 mod lock;
 mod params;
 mod queue;
+mod recordings;
 mod request;
 mod synthesis;
 mod trimmer;
@@ -62,7 +63,6 @@ pub use trimmer::{
     bound_arena_tops, malloc_trim, FreedCounter, TrimFn, TrimPolicy, Trimmer, ARENA_TOP_BYTES,
 };
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -228,8 +228,8 @@ pub(crate) struct Shared {
     /// Deferred partitions hold only their witness on the host: evaluations deferred, and
     /// every device makes them off the host.
     pub(crate) witness_only: bool,
-    /// The budget's share held by each recorded circuit shape, for the engine's life.
-    pub(crate) recording_charges: TrackedMutex<HashMap<ShapeKey, Reservation>>,
+    /// The budget's share held by each recorded circuit shape while it is kept.
+    pub(crate) recordings: recordings::RecordingCharges,
     /// Which devices are in rotation; the fault policy.
     pub(crate) rotation: faults::Rotation,
     /// Held around a start phase on the CPU fallback: one at a time, since the CPU backend
@@ -288,6 +288,22 @@ impl Shared {
     pub(crate) fn report_freed(&self, bytes: u64) {
         self.freed.report(bytes);
         self.stats.bytes_freed_reported.fetch_add(bytes, Relaxed);
+    }
+
+    /// Evicts recorded circuits (never `keep`'s) when a partition of `need` bytes cannot
+    /// otherwise get its room ([`recordings`] says when); their memory goes at once and
+    /// is reported to the trimmer.
+    pub(crate) fn make_room(&self, need: u64, keep: Option<&ShapeKey>) {
+        let (evicted, charged) = self.recordings.make_room(&self.r1cs, &self.budget, need, keep);
+        if evicted.is_empty() {
+            return;
+        }
+        let bytes: u64 = evicted.iter().map(|r| r.bytes() as u64).sum();
+        self.stats
+            .recordings_evicted
+            .fetch_add(evicted.len() as u64, Relaxed);
+        drop(evicted);
+        self.report_freed(bytes.max(charged));
     }
 
     /// Frees what a started partition still holds and reports it to the trimmer.
@@ -402,7 +418,7 @@ impl Engine {
                     .devices
                     .iter()
                     .all(|d| d.backend.evaluates_deferred_off_host()),
-            recording_charges: TrackedMutex::new(HashMap::new()),
+            recordings: recordings::RecordingCharges::default(),
             next_seq: AtomicU64::new(0),
         });
         // Unbounded: the budget already bounds the partitions in flight, and a worker must
@@ -637,6 +653,8 @@ impl Engine {
             .ok_or_else(|| Error::new(ErrorKind::ResourceExhausted, "job size overflows"))?;
 
         let t = Instant::now();
+        // Recordings are evicted for a job's room only where [`recordings`] allows.
+        self.shared.make_room(total, None);
         let mut reservation = match admission.unwrap_or(self.config.admission) {
             AdmissionPolicy::FailFast => self.shared.budget.try_reserve(total),
             AdmissionPolicy::Wait(timeout) => self.shared.budget.reserve(total, timeout),
@@ -776,7 +794,7 @@ impl Drop for Engine {
             let _ = t.join();
         }
         // Nothing is admitted any more: the recordings' charges go with the engine's jobs.
-        self.shared.recording_charges.lock().clear();
+        self.shared.recordings.clear();
         self.trimmer.take();
     }
 }

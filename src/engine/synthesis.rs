@@ -22,7 +22,6 @@ use super::request::{srs_shape, PartitionCircuit};
 use super::{panic_message, Reservation, Shared, Work};
 use crate::error::{Error, ErrorKind};
 use crate::groth16::{DeferredEvaluations, Proof};
-use crate::r1cs::ShapeKey;
 
 /// A partition waiting for a synthesis thread.
 pub(crate) struct SynthWork {
@@ -119,10 +118,10 @@ fn synthesize_one(shared: &Shared, key: QueueKey, work: SynthWork) {
     // host needs only its witness; the first partition of a shape reserves a, b and c too,
     // for the recording it makes (charged to the budget below, out of that share).
     let shape = srs_shape(&job.srs);
-    let witness_only = shared.witness_only
-        && circuit
-            .shape_key()
-            .is_some_and(|k| shared.r1cs.get(k).is_some());
+    // Held until the partition is synthesized: a recording in use is never evicted, so a
+    // partition that reserved only its witness does not find its shape to record again.
+    let recorded = circuit.shape_key().and_then(|k| shared.r1cs.get(k));
+    let witness_only = shared.witness_only && recorded.is_some();
     let (eval, rest) = (
         if witness_only {
             0
@@ -134,7 +133,10 @@ fn synthesize_one(shared: &Shared, key: QueueKey, work: SynthWork) {
     let mut reservation: Reservation = loop {
         match shared.budget.reserve(eval + rest, POLL) {
             Ok(r) => break r,
-            Err(e) if e.kind() == ErrorKind::Timeout && !give_up() => continue,
+            Err(e) if e.kind() == ErrorKind::Timeout && !give_up() => {
+                shared.make_room(eval + rest, circuit.shape_key());
+                continue;
+            }
             Err(e) if e.kind() == ErrorKind::Timeout => {
                 stats.partitions_dropped.fetch_add(1, Relaxed);
                 return;
@@ -194,8 +196,11 @@ fn synthesize_one(shared: &Shared, key: QueueKey, work: SynthWork) {
             return fail(shared, &job, index, e);
         }
     };
+    drop(recorded);
     if let Some(key) = circuit_key.as_ref() {
-        charge_recording(shared, key, &mut reservation, eval, eval + rest);
+        shared
+            .recordings
+            .charge(&shared.r1cs, &shared.budget, key, &mut reservation, eval, eval + rest);
     }
     // A deferred partition's a, b and c are made off the host: its share for them goes.
     let eval = if shared.witness_only && deferred.is_some() {
@@ -228,45 +233,6 @@ fn synthesize_one(shared: &Shared, key: QueueKey, work: SynthWork) {
         cpu_fallback: false,
     };
     shared.push_partition(key, work);
-}
-
-/// Charges a recorded shape's matrices to the budget once, for the engine's life: out of
-/// the recording partition's own share for a, b and c (up to `eval` bytes of it; a recording
-/// is smaller than the evaluations it replaces), the rest, if any, when the budget has it.
-/// Not charged when what would be left of the budget could not hold one `partition` more:
-/// a charge must never leave a shape's partitions waiting for room that cannot come.
-fn charge_recording(
-    shared: &Shared,
-    key: &ShapeKey,
-    reservation: &mut Reservation,
-    eval: u64,
-    partition: u64,
-) {
-    let Some(recorded) = shared.r1cs.get(key) else {
-        return;
-    };
-    let mut charges = shared.recording_charges.lock();
-    if charges.contains_key(key) {
-        return;
-    }
-    let bytes = recorded.bytes() as u64;
-    let charged: u64 = charges.values().map(Reservation::bytes).sum();
-    if charged + bytes + partition > shared.budget.limit() {
-        tracing::warn!(target: "cuzk::synthesis", shape = key.as_str(), bytes,
-            "recorded circuit not charged to the memory budget: it would leave no room for its partitions");
-        return;
-    }
-    let mut charge = reservation.split(bytes.min(eval));
-    if charge.bytes() < bytes {
-        // Not waited for: the synthesis thread holds a partition's share, and the rest of
-        // the budget may be held by partitions waiting for this one's shape.
-        match shared.budget.try_reserve(bytes - charge.bytes()) {
-            Ok(more) => charge.absorb(more),
-            Err(e) => tracing::warn!(target: "cuzk::synthesis", shape = key.as_str(), error = %e,
-                "recorded circuit only partly charged to the memory budget"),
-        }
-    }
-    charges.insert(key.clone(), charge);
 }
 
 /// Fails `job` because partition `index` could not be synthesized, and drops its other

@@ -189,6 +189,9 @@ pub struct cuzk_stats {
     pub staging: cuzk_latency,
     /// Partitions whose inputs were staged on their device before their start phase.
     pub partitions_staged: u64,
+    /// Recorded circuits evicted to make room in the host memory budget (a partition of
+    /// their shape later records them again, or reads them from the recordings folder).
+    pub recordings_evicted: u64,
 }
 
 impl From<StatsSnapshot> for cuzk_stats {
@@ -264,6 +267,7 @@ impl From<StatsSnapshot> for cuzk_stats {
             cpu_fallbacks: s.cpu_fallbacks,
             staging: s.staging.into(),
             partitions_staged: s.partitions_staged,
+            recordings_evicted: s.recordings_evicted,
         }
     }
 }

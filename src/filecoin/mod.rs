@@ -18,7 +18,9 @@
 mod circuit;
 mod porep;
 mod porep_witness;
+mod poseidon_path;
 mod post;
+mod post_witness;
 #[cfg(feature = "test-fixtures")]
 mod random;
 mod registered;

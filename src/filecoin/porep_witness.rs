@@ -35,9 +35,8 @@ use filecoin_proofs::constants::DefaultPieceHasher;
 use filecoin_proofs::types::MerkleTreeTrait;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
-use storage_proofs_core::gadgets::por::{AuthPath, PoRCircuit};
 use storage_proofs_core::gadgets::{constraint, encode::encode};
-use storage_proofs_core::gadgets::{uint64::UInt64, variables::Root};
+use storage_proofs_core::gadgets::uint64::UInt64;
 use storage_proofs_core::merkle::{BinaryMerkleTree, MerkleProof, MerkleProofTrait};
 use storage_proofs_core::util::reverse_bit_numbering;
 use storage_proofs_porep::stacked::{self, StackedCircuit};
@@ -45,11 +44,9 @@ use typenum::{U11, U2};
 
 use super::sha256_tree;
 use crate::error::{Error, Result};
-use crate::r1cs::sha256;
+use crate::r1cs::{poseidon, sha256};
 
-/// A Merkle path as storage-proofs' circuits take it: per level, the siblings and the
-/// child's index.
-pub(super) type PathOptions = Vec<(Vec<Option<Fr>>, Option<usize>)>;
+pub(super) use super::poseidon_path::PathOptions;
 type TreeProof<Tree> = MerkleProof<
     <Tree as MerkleTreeTrait>::Hasher,
     <Tree as MerkleTreeTrait>::Arity,
@@ -479,12 +476,12 @@ fn hash_column<CS: ConstraintSystem<Fr>>(
     column: &[AllocatedNum<Fr>],
 ) -> Result<AllocatedNum<Fr>, SynthesisError> {
     match column.len() {
-        2 => neptune::circuit::poseidon_hash::<CS, Fr, U2>(
+        2 => poseidon::poseidon_hash::<CS, U2>(
             cs,
             column.to_vec(),
             &*POSEIDON_CONSTANTS_2,
         ),
-        11 => neptune::circuit::poseidon_hash::<CS, Fr, U11>(
+        11 => poseidon::poseidon_hash::<CS, U11>(
             cs,
             column.to_vec(),
             &*POSEIDON_CONSTANTS_11,
@@ -494,20 +491,13 @@ fn hash_column<CS: ConstraintSystem<Fr>>(
     }
 }
 
-/// storage-proofs-porep's `enforce_inclusion` for a path in a tree of `Tree`'s shape.
+/// storage-proofs-porep's `enforce_inclusion` for a path in a tree of `Tree`'s shape (its
+/// Poseidon hashes native on a witness generator: [`super::poseidon_path`]).
 fn inclusion<Tree: 'static + MerkleTreeTrait, CS: ConstraintSystem<Fr>>(
     cs: CS,
     path: PathOptions,
     root: &AllocatedNum<Fr>,
     leaf: &AllocatedNum<Fr>,
 ) -> Result<(), SynthesisError> {
-    let path: AuthPath<Tree::Hasher, Tree::Arity, Tree::SubTreeArity, Tree::TopTreeArity> =
-        path.into();
-    PoRCircuit::<Tree>::synthesize(
-        cs,
-        Root::from_allocated::<CS>(leaf.clone()),
-        path,
-        Root::from_allocated::<CS>(root.clone()),
-        true,
-    )
+    super::poseidon_path::inclusion::<Tree, _>(cs, path, root, leaf)
 }

@@ -19,6 +19,7 @@ use storage_proofs_post::fallback::{
     self, FallbackPoSt, FallbackPoStCompound, PublicSector, SetupParams,
 };
 
+use super::post_witness::PostPartition;
 use super::{bytes32, fil_error, submit, CircuitSet, ParamsFor, ProofOptions};
 use crate::engine::{Engine, Job, JobKind, PartitionCircuit};
 use crate::error::{Error, ErrorKind, Result};
@@ -236,14 +237,25 @@ fn partitions_of<Tree: 'static + MerkleTreeTrait>(
         .map(|(k, proof)| {
             let ctx = ctx.clone();
             PartitionCircuit::build(move || {
-                <FallbackPoStCompound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, _>>::circuit(
+                let circuit = <FallbackPoStCompound<Tree> as CompoundProof<
+                    FallbackPoSt<'_, Tree>,
+                    _,
+                >>::circuit(
                     &ctx.public_inputs,
                     Default::default(),
                     &proof,
                     &ctx.public_params.vanilla_params,
                     Some(k),
                 )
-                .map_err(|e| fil_error(ErrorKind::InvalidInput, "PoSt circuit", e))
+                .map_err(|e| fil_error(ErrorKind::InvalidInput, "PoSt circuit", e))?;
+                // The same circuit, whose witness run skips the Poseidon gadgets.
+                PostPartition::new(
+                    circuit,
+                    &ctx.public_inputs,
+                    &proof,
+                    ctx.public_params.vanilla_params.sector_count,
+                    k,
+                )
             })
         })
         .collect())
@@ -258,31 +270,16 @@ pub fn post_random_partition(proof: RegisteredPoStProof, seed: u64) -> Result<Pa
         config: PoStConfig,
         seed: u64,
     ) -> Result<PartitionCircuit> {
-        use super::random::{random_fr, random_path, seeded};
-        use storage_proofs_post::fallback::{FallbackPoStCircuit, Sector};
         let params = setup_params(&config)?;
         let nodes = params.sector_size as usize / storage_proofs_core::util::NODE_SIZE;
         Ok(PartitionCircuit::build(move || {
-            let mut rng = seeded(seed);
-            let rng = &mut rng;
-            let sectors = (0..params.sector_count)
-                .map(|_| Sector::<Tree> {
-                    comm_r: Some(random_fr(rng)),
-                    comm_c: Some(random_fr(rng)),
-                    comm_r_last: Some(random_fr(rng)),
-                    leafs: (0..params.challenge_count)
-                        .map(|_| Some(random_fr(rng)))
-                        .collect(),
-                    paths: (0..params.challenge_count)
-                        .map(|_| random_path::<Tree>(nodes, rng).into())
-                        .collect(),
-                    id: Some(random_fr(rng)),
-                })
-                .collect();
-            Ok(FallbackPoStCircuit::<Tree> {
-                prover_id: Some(random_fr(rng)),
-                sectors,
-            })
+            let mut rng = super::random::seeded(seed);
+            Ok(PostPartition::<Tree>::random(
+                params.sector_count,
+                params.challenge_count,
+                nodes,
+                &mut rng,
+            ))
         }))
     }
     let key = ParamsFor::PoSt(proof).shape_key()?;

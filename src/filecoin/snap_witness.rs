@@ -36,7 +36,7 @@ use blstrs::Scalar as Fr;
 use ff::{Field, PrimeField, PrimeFieldBits};
 use filecoin_hashers::{HashFunction, Hasher};
 use filecoin_proofs::types::{MerkleTreeTrait, TreeRHasher};
-use neptune::circuit::poseidon_hash;
+use crate::r1cs::poseidon::poseidon_hash;
 use storage_proofs_core::gadgets::insertion::select;
 use storage_proofs_core::gadgets::por::por_no_challenge_input;
 use storage_proofs_update::circuit::{PrivateInputs, PublicInputs};
@@ -354,7 +354,8 @@ where
                         .collect::<Result<Vec<_>, _>>()
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            por_no_challenge_input::<Tree, _>(
+            // Its Poseidon hashes native on a witness generator.
+            super::poseidon_path::no_challenge_input::<Tree, _>(
                 cs.namespace(|| format!("por tree_{tree} (c_index={c_index})")),
                 c_bits.clone(),
                 leaf.clone(),

@@ -202,6 +202,30 @@ impl R1csCache {
         got
     }
 
+    /// Drops `key`'s recording if nothing but the cache holds it (no synthesis of the key
+    /// under way, no partition proving with it), so that dropping what is returned frees
+    /// its memory. The map's lock is held throughout: no one can take the key's slot or
+    /// recording between the check and the removal.
+    pub fn remove_if_idle(&self, key: &ShapeKey) -> Option<Arc<RecordedCircuit>> {
+        let mut slots = self.lock_slots();
+        let slot = slots.get(key)?;
+        // A slot handle held elsewhere is a synthesis of the key under way (it may be
+        // waiting for the slot's lock, or reading its recording).
+        if Arc::strong_count(slot) > 1 {
+            return None;
+        }
+        let idle = {
+            let recorded = slot.lock().unwrap_or_else(|p| p.into_inner());
+            recorded.as_ref().is_some_and(|r| Arc::strong_count(r) == 1)
+        };
+        if !idle {
+            return None;
+        }
+        let slot = slots.remove(key)?;
+        let got = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+        got
+    }
+
     /// The keys recorded, in order.
     pub fn keys(&self) -> Vec<ShapeKey> {
         let slots: Vec<(ShapeKey, Slot)> = self

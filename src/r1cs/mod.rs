@@ -19,6 +19,7 @@ mod deferred;
 pub mod file;
 mod matrix;
 mod matvec;
+pub mod poseidon;
 mod profile;
 mod record;
 mod recorded;

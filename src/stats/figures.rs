@@ -224,4 +224,8 @@ with_start_stages! { declare_figures! {
     /// Partitions whose inputs were staged on their device before their start phase.
     partitions_staged: count = atomic => PartitionsStaged,
         counter "partitions_staged_total" "Partitions whose inputs were staged on their device before their start phase.";
+    /// Recorded circuits evicted to make room in the host memory budget (a partition of
+    /// their shape later records them again, or reads them from the recordings folder).
+    recordings_evicted: count = atomic => RecordingsEvicted,
+        counter "recordings_evicted_total" "Recorded circuits evicted to make room in the host memory budget.";
 }}

@@ -48,8 +48,8 @@ pub(crate) struct Candidate {
 /// `limit` bytes of which `reserved` are held, `charged` of them by the recordings
 /// (`candidates` among them): least recently used first, only while the partition does not
 /// fit, and only when the ones that go make its room (evicting short of it would cost later
-/// recordings and gain nothing now). Stale recordings go when they make the room now; all of
-/// them go, oldest first, when the partition could never fit beside them.
+/// recordings and gain nothing now). Stale recordings go when they make the room now; as
+/// many as it takes, oldest first, when the partition could never fit beside them all.
 pub(crate) fn choose_evictions(
     mut candidates: Vec<Candidate>,
     limit: u64,
@@ -63,38 +63,35 @@ pub(crate) fn choose_evictions(
     }
     candidates.sort_by(|a, b| b.idle.cmp(&a.idle).then_with(|| a.key.cmp(&b.key)));
     // No partition finishing makes the room while the recordings stay: evict until the
-    // budget less the remaining charges holds the partition.
-    let blocked_for_good = limit.saturating_sub(charged) < need;
-    let chosen: Vec<&Candidate> = if blocked_for_good {
-        let mut room = limit.saturating_sub(charged);
-        let mut chosen = Vec::new();
-        for c in &candidates {
-            if room >= need {
-                break;
-            }
-            room += c.bytes;
-            chosen.push(c);
-        }
-        if room < need {
-            return Vec::new();
-        }
-        chosen
+    // budget less the remaining charges holds the partition. Otherwise only stale ones,
+    // until the partition fits now.
+    if limit.saturating_sub(charged) < need {
+        take_until(candidates.iter(), limit.saturating_sub(charged), need)
     } else {
-        let mut room = free;
-        let mut chosen = Vec::new();
-        for c in candidates.iter().filter(|c| c.idle >= STALE_AFTER) {
-            if room >= need {
-                break;
-            }
-            room += c.bytes;
-            chosen.push(c);
+        let stale = candidates.iter().filter(|c| c.idle >= STALE_AFTER);
+        take_until(stale, free, need)
+    }
+}
+
+/// The keys of `candidates`, in order, until `room` plus their bytes reaches `need`; none
+/// if all of them together do not reach it.
+fn take_until<'a>(
+    candidates: impl Iterator<Item = &'a Candidate>,
+    mut room: u64,
+    need: u64,
+) -> Vec<ShapeKey> {
+    let mut chosen = Vec::new();
+    for c in candidates {
+        if room >= need {
+            break;
         }
-        if room < need {
-            return Vec::new();
-        }
-        chosen
-    };
-    chosen.into_iter().map(|c| c.key.clone()).collect()
+        room += c.bytes;
+        chosen.push(c.key.clone());
+    }
+    if room < need {
+        return Vec::new();
+    }
+    chosen
 }
 
 /// The budget's share held by each recorded shape, for as long as the recording is kept.

@@ -1,15 +1,16 @@
 //! WinningPoSt and WindowPoSt partitions whose witness skips the Poseidon gadgets.
 //!
 //! A PoSt partition's witness is its sectors' TreeR inclusion proofs: per challenge a path
-//! of Poseidon hashes (at 32GiB ten levels of arity 8, 8 and 2 for each of a WindowPoSt
+//! of Poseidon hashes (at 32GiB ten levels, all of arity 8, for each of a WindowPoSt
 //! partition's 2349 sectors × 10 challenges), which the gadget builds as linear
 //! combinations a witness does not need. [`PostPartition`] is storage-proofs-post's
 //! `FallbackPoStCircuit` where a system records or proves; on a witness generator it walks
 //! the same circuit (`FallbackPoStCircuit::synthesize`, `Sector::synthesize`, pinned at
 //! storage-proofs-post 19.1 by Cargo.lock) with the hashes through [`crate::r1cs::poseidon`]
 //! and the paths through [`super::poseidon_path`]. Its sectors go in parallel, each part in
-//! a system of its own appended in order (as the circuit does on an extensible system), so
-//! the values are the circuit's, in its order. `tests/r1cs_recorded.rs` checks the walk
+//! a system of its own appended in order (as the circuit does on an extensible system, but in
+//! rounds, so the parts never hold the whole witness a second time), so the values are the
+//! circuit's, in its order. `tests/r1cs_recorded.rs` checks the walk
 //! against the circuit run through the gadgets, value for value, on every 2KiB PoSt circuit.
 
 use std::any::TypeId;
@@ -124,6 +125,11 @@ impl<Tree: 'static + MerkleTreeTrait> Circuit<Fr> for PostPartition<Tree> {
     }
 }
 
+/// Sectors a parallel part takes: a 32GiB sector's values are ~1.7 MB and ~12 ms of one
+/// core, so a round of parts (one per thread) holds little apart from the whole witness and
+/// costs far more than its fork and join.
+const SECTORS_PER_PART: usize = 8;
+
 /// `FallbackPoStCircuit::synthesize`: its sectors in order; on an extensible witness
 /// generator in parallel parts appended in order (its values are the sequential run's).
 fn walk<Tree: 'static + MerkleTreeTrait, CS: ConstraintSystem<Fr>>(
@@ -141,20 +147,25 @@ fn walk<Tree: 'static + MerkleTreeTrait, CS: ConstraintSystem<Fr>>(
         }
         return Ok(());
     }
-    let chunk = sectors.len().div_ceil(rayon::current_num_threads()).max(1);
-    let parts = sectors
-        .par_chunks(chunk)
-        .map(|group| {
-            let mut part = CS::new();
-            part.alloc_input(|| "ONE", || Ok(Fr::ONE))?;
-            for s in group {
-                sector::<Tree, _>(s, &mut part)?;
-            }
-            Ok(part)
-        })
-        .collect::<Result<Vec<_>, SynthesisError>>()?;
-    for part in &parts {
-        cs.extend(part);
+    // In rounds of one part per thread, each appended before the next round starts: the
+    // parts then hold a round's values apart from the whole, not the whole witness twice.
+    let threads = rayon::current_num_threads().max(1);
+    for round in sectors.chunks(threads * SECTORS_PER_PART) {
+        let per_part = round.len().div_ceil(threads);
+        let parts = round
+            .par_chunks(per_part)
+            .map(|group| {
+                let mut part = CS::new();
+                part.alloc_input(|| "ONE", || Ok(Fr::ONE))?;
+                for s in group {
+                    sector::<Tree, _>(s, &mut part)?;
+                }
+                Ok(part)
+            })
+            .collect::<Result<Vec<_>, SynthesisError>>()?;
+        for part in &parts {
+            cs.extend(part);
+        }
     }
     Ok(())
 }

@@ -67,19 +67,29 @@ pub fn sha256<CS: ConstraintSystem<Scalar>>(
 }
 
 /// A 32-bit word as the gadget's `UInt32` holds it: bits least significant first. The value
-/// is always known (a witness run has every value).
+/// is always known (a witness run has every value). The bits are held inline: a compression
+/// makes some 600 words, and a heap allocation each cost more than their bits' operations.
 #[derive(Clone)]
 struct Word {
-    bits: Vec<Boolean>,
+    bits: [Boolean; 32],
     value: u32,
+}
+
+/// 32 bits from `f`, stopping at its first error.
+fn try_bits(
+    mut f: impl FnMut(usize) -> Result<Boolean, SynthesisError>,
+) -> Result<[Boolean; 32], SynthesisError> {
+    let mut bits: [Boolean; 32] = std::array::from_fn(|_| Boolean::Constant(false));
+    for (i, b) in bits.iter_mut().enumerate() {
+        *b = f(i)?;
+    }
+    Ok(bits)
 }
 
 impl Word {
     fn constant(value: u32) -> Self {
         Word {
-            bits: (0..32)
-                .map(|i| Boolean::constant((value >> i) & 1 == 1))
-                .collect(),
+            bits: std::array::from_fn(|i| Boolean::constant((value >> i) & 1 == 1)),
             value,
         }
     }
@@ -92,7 +102,7 @@ impl Word {
             value = (value << 1) | u32::from(bit);
         }
         Ok(Word {
-            bits: bits.iter().rev().cloned().collect(),
+            bits: std::array::from_fn(|i| bits[31 - i].clone()),
             value,
         })
     }
@@ -103,21 +113,19 @@ impl Word {
 
     fn rotr(&self, by: usize) -> Self {
         Word {
-            bits: (0..32).map(|i| self.bits[(i + by) % 32].clone()).collect(),
+            bits: std::array::from_fn(|i| self.bits[(i + by) % 32].clone()),
             value: self.value.rotate_right(by as u32),
         }
     }
 
     fn shr(&self, by: usize) -> Self {
         Word {
-            bits: (0..32)
-                .map(|i| {
-                    self.bits
-                        .get(i + by)
-                        .cloned()
-                        .unwrap_or(Boolean::constant(false))
-                })
-                .collect(),
+            bits: std::array::from_fn(|i| {
+                self.bits
+                    .get(i + by)
+                    .cloned()
+                    .unwrap_or(Boolean::constant(false))
+            }),
             value: self.value >> by,
         }
     }
@@ -131,12 +139,7 @@ impl Word {
         cs: &mut CS,
         other: &Word,
     ) -> Result<Word, SynthesisError> {
-        let bits = self
-            .bits
-            .iter()
-            .zip(&other.bits)
-            .map(|(a, b)| Boolean::xor(&mut *cs, a, b))
-            .collect::<Result<_, _>>()?;
+        let bits = try_bits(|i| Boolean::xor(&mut *cs, &self.bits[i], &other.bits[i]))?;
         Ok(Word {
             bits,
             value: self.value ^ other.value,
@@ -176,9 +179,7 @@ impl Word {
         value: u32,
         op: impl Fn(&mut CS, &Boolean, &Boolean, &Boolean) -> Result<Boolean, SynthesisError>,
     ) -> Result<Word, SynthesisError> {
-        let bits = (0..32)
-            .map(|i| op(&mut *cs, &a.bits[i], &b.bits[i], &c.bits[i]))
-            .collect::<Result<_, _>>()?;
+        let bits = try_bits(|i| op(&mut *cs, &a.bits[i], &b.bits[i], &c.bits[i]))?;
         Ok(Word { bits, value })
     }
 
@@ -196,12 +197,13 @@ impl Word {
         }
         let max = operands.len() as u64 * u64::from(u32::MAX);
         let width = 64 - max.leading_zeros() as usize;
-        let mut bits = Vec::with_capacity(width);
-        for i in 0..width {
-            let bit = AllocatedBit::alloc(&mut *cs, Some((sum >> i) & 1 == 1))?;
-            bits.push(Boolean::from(bit));
+        let bits = try_bits(|i| {
+            AllocatedBit::alloc(&mut *cs, Some((sum >> i) & 1 == 1)).map(Boolean::from)
+        })?;
+        // The carries above the low 32 bits are allocated too, then dropped.
+        for i in 32..width {
+            AllocatedBit::alloc(&mut *cs, Some((sum >> i) & 1 == 1))?;
         }
-        bits.truncate(32);
         Ok(Word {
             bits,
             value: sum as u32,

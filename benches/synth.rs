@@ -177,7 +177,13 @@ fn main() {
         }
         // Progress on stderr, so a run cut short (a device call's limit) says where it was.
         let started = Instant::now();
-        let stamp = |what: &str| eprintln!("[{:8.1} s] {}: {what}", started.elapsed().as_secs_f64(), b.name);
+        let stamp = |what: &str| {
+            eprintln!(
+                "[{:8.1} s] {}: {what}",
+                started.elapsed().as_secs_f64(),
+                b.name
+            )
+        };
         let t = Instant::now();
         let (recorded, _) = (b.make)().record().expect("record");
         let record_once = t.elapsed().as_secs_f64();

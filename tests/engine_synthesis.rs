@@ -302,7 +302,9 @@ fn shape(name: &str, constraints: usize) -> Shape {
     };
     let srs = generate_srs(circuit.clone(), &ToxicWaste::from_seed(5)).unwrap();
     let s = cuzk::groth16::synthesize(circuit.clone()).unwrap().shape();
-    let need = (s.evaluation_bytes() + s.witness_bytes() + std::mem::size_of::<cuzk::groth16::Proof>()) as u64;
+    let need = (s.evaluation_bytes()
+        + s.witness_bytes()
+        + std::mem::size_of::<cuzk::groth16::Proof>()) as u64;
     let recording = cuzk::r1cs::record(circuit.clone()).unwrap().0.bytes() as u64;
     Shape {
         key: cuzk::r1cs::ShapeKey::new(name),
@@ -317,11 +319,17 @@ fn shape(name: &str, constraints: usize) -> Shape {
 /// Proves one partition of `s` (seed `seed`) through the synthesis stage and verifies it.
 fn prove_keyed(engine: &Engine, s: &Shape, seed: u64) {
     let circuit = s.circuit.with_seed(seed);
-    let public = cuzk::groth16::synthesize(circuit.clone()).unwrap().witness.input[1..].to_vec();
+    let public = cuzk::groth16::synthesize(circuit.clone())
+        .unwrap()
+        .witness
+        .input[1..]
+        .to_vec();
     let job = engine
         .submit(JobRequest::new(
             s.srs.clone(),
-            JobInput::Synthesize(vec![PartitionCircuit::new(circuit).with_shape_key(s.key.clone())]),
+            JobInput::Synthesize(vec![
+                PartitionCircuit::new(circuit).with_shape_key(s.key.clone())
+            ]),
             JobKind::PoRep,
         ))
         .unwrap();
@@ -356,14 +364,29 @@ fn a_recording_in_the_way_of_a_larger_shape_is_evicted() {
     prove_keyed(&engine, &small, 1);
     prove_keyed(&engine, &small, 2);
     assert_eq!(recorded.recordings(), 1);
-    assert_eq!(engine.memory_budget().reserved(), small.recording, "the small shape is charged");
-    assert_eq!(engine.stats().recordings_evicted, 0, "nothing in its way: kept");
+    assert_eq!(
+        engine.memory_budget().reserved(),
+        small.recording,
+        "the small shape is charged"
+    );
+    assert_eq!(
+        engine.stats().recordings_evicted,
+        0,
+        "nothing in its way: kept"
+    );
 
     prove_keyed(&engine, &large, 1);
     assert_eq!(engine.stats().recordings_evicted, 1);
-    assert!(recorded.get(&small.key).is_none(), "the small shape's recording went");
+    assert!(
+        recorded.get(&small.key).is_none(),
+        "the small shape's recording went"
+    );
     assert!(recorded.get(&large.key).is_some());
-    assert_eq!(engine.memory_budget().reserved(), 0, "the large shape is not charged: it would leave no room");
+    assert_eq!(
+        engine.memory_budget().reserved(),
+        0,
+        "the large shape is not charged: it would leave no room"
+    );
 
     // Back again: recorded anew and charged again.
     prove_keyed(&engine, &small, 3);
@@ -378,7 +401,11 @@ fn a_recording_in_the_way_of_a_larger_shape_is_evicted() {
     let job = engine
         .submit(JobRequest {
             admission: Some(cuzk::AdmissionPolicy::FailFast),
-            ..JobRequest::new(large.srs.clone(), JobInput::Ready(vec![assignment]), JobKind::PoRep)
+            ..JobRequest::new(
+                large.srs.clone(),
+                JobInput::Ready(vec![assignment]),
+                JobKind::PoRep,
+            )
         })
         .expect("admitted once the small shape's recording is evicted");
     let proofs = job.finish(PATIENCE).unwrap();

@@ -98,7 +98,10 @@ fn gpu_ntt_round_trips() {
 
 fn round_trips(ctx: &mut GpuContext, radix: u32) {
     let top = max_log(24);
-    for log_n in [1u32, 2, 10, 11, 17, 23, 24].into_iter().filter(|&l| l <= top) {
+    for log_n in [1u32, 2, 10, 11, 17, 23, 24]
+        .into_iter()
+        .filter(|&l| l <= top)
+    {
         let n = 1usize << log_n;
         let input = random_scalars(n, 500 + log_n as u64);
         let mut v = input.clone();

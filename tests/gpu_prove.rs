@@ -11,9 +11,7 @@ use cuzk::cpu::CpuStart;
 use cuzk::engine::{Device, Engine, EngineConfig, Priority, RandomnessChoice};
 use cuzk::fixtures::{generate_srs, SampleCircuit, ToxicWaste};
 use cuzk::gpu::{self, GpuStart};
-use cuzk::groth16::{
-    finish, prove, synthesize, verify_proof, BackendKind, Randomness, StartPhase,
-};
+use cuzk::groth16::{finish, prove, synthesize, verify_proof, BackendKind, Randomness, StartPhase};
 use ff::Field;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -169,8 +167,15 @@ fn staged_inputs_prove_the_same_bytes() {
             .start_deferred_staged(&srs, &recorded, &a.witness, staged)
             .unwrap();
         let deferred = finish(&srs, &a.witness, &partial, rs(seed)).unwrap();
-        assert_eq!(deferred, want, "seed {seed}: staged witness, a, b, c on the device");
-        assert_eq!(t.ntt_upload, Duration::ZERO, "nothing uploaded for the H step");
+        assert_eq!(
+            deferred, want,
+            "seed {seed}: staged witness, a, b, c on the device"
+        );
+        assert_eq!(
+            t.ntt_upload,
+            Duration::ZERO,
+            "nothing uploaded for the H step"
+        );
     }
     assert_eq!(gpu.staging_counts(), (4, 0));
 }

@@ -41,7 +41,10 @@ fn a_thread_arenas_free_top_goes_back_once_bounded() {
     assert!(churn() > 0);
     malloc_trim();
     let kept = rss().saturating_sub(base);
-    println!("without bounded tops: {} MiB kept after the trim", kept / MIB);
+    println!(
+        "without bounded tops: {} MiB kept after the trim",
+        kept / MIB
+    );
     // glibc 2.36 (this project's machines): the arena's 48 MiB free top stays resident.
     assert!(
         kept >= 24 * MIB,

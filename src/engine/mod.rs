@@ -294,7 +294,9 @@ impl Shared {
     /// otherwise get its room ([`recordings`] says when); their memory goes at once and
     /// is reported to the trimmer.
     pub(crate) fn make_room(&self, need: u64, keep: Option<&ShapeKey>) {
-        let (evicted, charged) = self.recordings.make_room(&self.r1cs, &self.budget, need, keep);
+        let (evicted, charged) = self
+            .recordings
+            .make_room(&self.r1cs, &self.budget, need, keep);
         if evicted.is_empty() {
             return;
         }

@@ -137,8 +137,10 @@ impl RecordingCharges {
             // the budget may be held by partitions waiting for this one's shape.
             match budget.try_reserve(bytes - charge.bytes()) {
                 Ok(more) => charge.absorb(more),
-                Err(e) => tracing::warn!(target: "cuzk::synthesis", shape = key.as_str(), error = %e,
-                    "recorded circuit only partly charged to the memory budget"),
+                Err(e) => {
+                    tracing::warn!(target: "cuzk::synthesis", shape = key.as_str(), error = %e,
+                    "recorded circuit only partly charged to the memory budget")
+                }
             }
         }
         charges.insert(
@@ -240,7 +242,10 @@ mod tests {
         assert_eq!(keys(&choose_evictions(cands, 100, 60, 60, 60)), ["old"]);
         // One of 90 needs both gone.
         let cands = vec![c("new", 30, 1), c("old", 30, 100)];
-        assert_eq!(keys(&choose_evictions(cands, 100, 60, 60, 90)), ["old", "new"]);
+        assert_eq!(
+            keys(&choose_evictions(cands, 100, 60, 60, 90)),
+            ["old", "new"]
+        );
     }
 
     #[test]

@@ -198,9 +198,14 @@ fn synthesize_one(shared: &Shared, key: QueueKey, work: SynthWork) {
     };
     drop(recorded);
     if let Some(key) = circuit_key.as_ref() {
-        shared
-            .recordings
-            .charge(&shared.r1cs, &shared.budget, key, &mut reservation, eval, eval + rest);
+        shared.recordings.charge(
+            &shared.r1cs,
+            &shared.budget,
+            key,
+            &mut reservation,
+            eval,
+            eval + rest,
+        );
     }
     // A deferred partition's a, b and c are made off the host: its share for them goes.
     let eval = if shared.witness_only && deferred.is_some() {

@@ -41,9 +41,9 @@ pub use post::{
     window_post_partition_circuits, winning_post_circuits,
 };
 pub use registered::{post_proof, seal_proof, update_proof, ParamsFor};
+pub use snap::{prove_snap, snap_circuits, SnapCommitments};
 #[cfg(feature = "test-fixtures")]
 pub use snap::{snap_random_partition, snap_walk_circuits};
-pub use snap::{prove_snap, snap_circuits, SnapCommitments};
 
 pub use filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof};
 

@@ -35,8 +35,8 @@ use filecoin_proofs::constants::DefaultPieceHasher;
 use filecoin_proofs::types::MerkleTreeTrait;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
-use storage_proofs_core::gadgets::{constraint, encode::encode};
 use storage_proofs_core::gadgets::uint64::UInt64;
+use storage_proofs_core::gadgets::{constraint, encode::encode};
 use storage_proofs_core::merkle::{BinaryMerkleTree, MerkleProof, MerkleProofTrait};
 use storage_proofs_core::util::reverse_bit_numbering;
 use storage_proofs_porep::stacked::{self, StackedCircuit};
@@ -476,16 +476,8 @@ fn hash_column<CS: ConstraintSystem<Fr>>(
     column: &[AllocatedNum<Fr>],
 ) -> Result<AllocatedNum<Fr>, SynthesisError> {
     match column.len() {
-        2 => poseidon::poseidon_hash::<CS, U2>(
-            cs,
-            column.to_vec(),
-            &*POSEIDON_CONSTANTS_2,
-        ),
-        11 => poseidon::poseidon_hash::<CS, U11>(
-            cs,
-            column.to_vec(),
-            &*POSEIDON_CONSTANTS_11,
-        ),
+        2 => poseidon::poseidon_hash::<CS, U2>(cs, column.to_vec(), &*POSEIDON_CONSTANTS_2),
+        11 => poseidon::poseidon_hash::<CS, U11>(cs, column.to_vec(), &*POSEIDON_CONSTANTS_11),
         // storage-proofs panics here; its circuits only have these two.
         _ => Err(SynthesisError::Unsatisfiable),
     }

@@ -50,7 +50,10 @@ pub(super) fn inclusion<Tree: 'static + MerkleTreeTrait, CS: ConstraintSystem<Fr
     }
     // `AuthPath::from`: the last level is the top tree's, the one before it the sub tree's,
     // where the tree has them.
-    let (sub, top) = (Tree::SubTreeArity::to_usize(), Tree::TopTreeArity::to_usize());
+    let (sub, top) = (
+        Tree::SubTreeArity::to_usize(),
+        Tree::TopTreeArity::to_usize(),
+    );
     let upper = if top > 0 {
         2
     } else if sub > 0 {
@@ -68,8 +71,10 @@ pub(super) fn inclusion<Tree: 'static + MerkleTreeTrait, CS: ConstraintSystem<Fr
 
     let mut bits = Vec::new();
     let cur = levels::<Tree::Arity, _>(&mut cs, leaf.clone(), base, &mut bits)?;
-    let cur = levels::<Tree::SubTreeArity, _>(&mut cs, cur, sub_level.into_iter().collect(), &mut bits)?;
-    let computed = levels::<Tree::TopTreeArity, _>(&mut cs, cur, top_level.into_iter().collect(), &mut bits)?;
+    let cur =
+        levels::<Tree::SubTreeArity, _>(&mut cs, cur, sub_level.into_iter().collect(), &mut bits)?;
+    let computed =
+        levels::<Tree::TopTreeArity, _>(&mut cs, cur, top_level.into_iter().collect(), &mut bits)?;
     sha256::pack_into_inputs(&mut cs, &bits)?;
     constraint::equal(&mut cs, || "enforce root is correct", &computed, root);
     Ok(())
@@ -129,7 +134,10 @@ pub(super) fn no_challenge_input<Tree: 'static + MerkleTreeTrait, CS: Constraint
             root,
         );
     }
-    let (sub, top) = (Tree::SubTreeArity::to_usize(), Tree::TopTreeArity::to_usize());
+    let (sub, top) = (
+        Tree::SubTreeArity::to_usize(),
+        Tree::TopTreeArity::to_usize(),
+    );
     let upper = usize::from(sub > 0) + usize::from(top > 0);
     if path.len() < upper {
         return Err(SynthesisError::Unsatisfiable);
@@ -172,6 +180,15 @@ fn given_level<A: 'static + PoseidonArity, CS: ConstraintSystem<Fr>>(
     if index.len() != arity.trailing_zeros() as usize {
         return Err(SynthesisError::Unsatisfiable);
     }
-    let inserted = insert(&mut cs.namespace(|| "merkle proof insert"), &cur, &index, &siblings)?;
-    poseidon_hash(cs.namespace(|| "merkle proof hash"), inserted, A::PARAMETERS())
+    let inserted = insert(
+        &mut cs.namespace(|| "merkle proof insert"),
+        &cur,
+        &index,
+        &siblings,
+    )?;
+    poseidon_hash(
+        cs.namespace(|| "merkle proof hash"),
+        inserted,
+        A::PARAMETERS(),
+    )
 }

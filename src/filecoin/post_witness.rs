@@ -194,7 +194,12 @@ fn sector<Tree: 'static + MerkleTreeTrait, CS: ConstraintSystem<Fr>>(
             &comm_r_last,
         )?
     };
-    constraint::equal(cs, || "enforce_comm_c_comm_r_last_hash_comm_r", &comm_r, &hash);
+    constraint::equal(
+        cs,
+        || "enforce_comm_c_comm_r_last_hash_comm_r",
+        &comm_r,
+        &hash,
+    );
     for (leaf, path) in &s.challenges {
         let mut cs = cs.namespace(|| "challenge_inclusion");
         // `PoRCircuit` allocates the leaf ("value") before its path.

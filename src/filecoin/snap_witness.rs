@@ -28,6 +28,7 @@
 //! Unlike the PoRep's, the circuit's own fields are public, so the walk reads the circuit
 //! storage-proofs-update builds; no vanilla proof is read back.
 
+use crate::r1cs::poseidon::poseidon_hash;
 use bellpepper_core::boolean::{field_into_allocated_bits_le, AllocatedBit, Boolean};
 use bellpepper_core::num::AllocatedNum;
 use bellpepper_core::{Circuit, ConstraintSystem, LinearCombination, SynthesisError};
@@ -36,7 +37,6 @@ use blstrs::Scalar as Fr;
 use ff::{Field, PrimeField, PrimeFieldBits};
 use filecoin_hashers::{HashFunction, Hasher};
 use filecoin_proofs::types::{MerkleTreeTrait, TreeRHasher};
-use crate::r1cs::poseidon::poseidon_hash;
 use storage_proofs_core::gadgets::insertion::select;
 use storage_proofs_core::gadgets::por::por_no_challenge_input;
 use storage_proofs_update::circuit::{PrivateInputs, PublicInputs};

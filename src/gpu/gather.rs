@@ -16,7 +16,9 @@ use blstrs::{G1Projective, G2Projective, Scalar};
 use cudarc::driver::{result, sys};
 use group::Group;
 
-use super::driver::{DevBuf, DevPtr, DeviceG1Points, DeviceG2Points, DevicePoints, GpuContext, Scratch};
+use super::driver::{
+    DevBuf, DevPtr, DeviceG1Points, DeviceG2Points, DevicePoints, GpuContext, Scratch,
+};
 use super::msm::{DeviceCurve, Points, Scalars, G1, G2};
 use super::{GpuError, MsmTimings};
 use crate::groth16::density::Selection;

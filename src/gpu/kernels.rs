@@ -77,7 +77,12 @@ impl GpuContext {
         chunk_sums: DevPtr<u32>,
     ) -> Result<(), GpuError> {
         let grid = threads(nwin as u64 * scan_chunks(c, chunk) as u64, BLOCK);
-        let args = Args::new().arg(hist).arg(c).arg(nwin).arg(chunk).arg(chunk_sums);
+        let args = Args::new()
+            .arg(hist)
+            .arg(c)
+            .arg(nwin)
+            .arg(chunk)
+            .arg(chunk_sums);
         self.launch(Kernel::MsmScanChunkSums, grid, 0, args)
     }
 
@@ -91,8 +96,18 @@ impl GpuContext {
         chunk: u32,
         totals: DevPtr<u32>,
     ) -> Result<(), GpuError> {
-        let args = Args::new().arg(chunk_sums).arg(c).arg(nwin).arg(chunk).arg(totals);
-        self.launch(Kernel::MsmScanChunkOffsets, threads(nwin as u64, 32), 0, args)
+        let args = Args::new()
+            .arg(chunk_sums)
+            .arg(c)
+            .arg(nwin)
+            .arg(chunk)
+            .arg(totals);
+        self.launch(
+            Kernel::MsmScanChunkOffsets,
+            threads(nwin as u64, 32),
+            0,
+            args,
+        )
     }
 
     /// `cuzk_msm_scan_apply(u32* hist, u32 c, u32 nwin, u32 CH, const u32* chunk_offsets)`:
@@ -106,7 +121,12 @@ impl GpuContext {
         chunk_offsets: DevPtr<u32>,
     ) -> Result<(), GpuError> {
         let grid = threads(nwin as u64 * scan_chunks(c, chunk) as u64, BLOCK);
-        let args = Args::new().arg(hist).arg(c).arg(nwin).arg(chunk).arg(chunk_offsets);
+        let args = Args::new()
+            .arg(hist)
+            .arg(c)
+            .arg(nwin)
+            .arg(chunk)
+            .arg(chunk_offsets);
         self.launch(Kernel::MsmScanApply, grid, 0, args)
     }
 
@@ -254,7 +274,12 @@ impl GpuContext {
         count: u32,
     ) -> Result<(), GpuError> {
         let grid = threads(count.div_ceil(POW_CHUNK) as u64, BLOCK);
-        self.launch(Kernel::NttPowers, grid, 0, Args::new().arg(out).arg(pw).arg(count))
+        self.launch(
+            Kernel::NttPowers,
+            grid,
+            0,
+            Args::new().arg(out).arg(pw).arg(count),
+        )
     }
 
     /// `cuzk_ntt_scale(fr_t* v, const fr_t* pw, fr_t factor, u32 n)`: v[i] *= factor·base^i;

@@ -76,11 +76,9 @@ impl Ledger {
     /// make the running start phase evict what is resident.
     pub(crate) fn admit_if_room(&self, bytes: usize) -> bool {
         let limit = self.limit.load(Relaxed);
-        let admitted = self
-            .in_use
-            .fetch_update(Relaxed, Relaxed, |in_use| {
-                in_use.checked_add(bytes).filter(|&total| total <= limit)
-            });
+        let admitted = self.in_use.fetch_update(Relaxed, Relaxed, |in_use| {
+            in_use.checked_add(bytes).filter(|&total| total <= limit)
+        });
         match admitted {
             Ok(before) => {
                 self.peak.fetch_max(before + bytes, Relaxed);

@@ -10,7 +10,9 @@ use blst::{
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use group::Group;
 
-use super::driver::{DevPtr, DeviceG1Points, DeviceG2Points, DevicePoints, GpuContext, Kernel, Scratch};
+use super::driver::{
+    DevPtr, DeviceG1Points, DeviceG2Points, DevicePoints, GpuContext, Kernel, Scratch,
+};
 use super::kernels::scan_chunks;
 use super::{GpuError, MsmTimings, MsmTuning};
 
@@ -405,18 +407,8 @@ impl GpuContext {
         let e2 = self.mark()?;
         unsafe {
             self.msm_accumulate::<C>(
-                d_points,
-                d_sidx,
-                d_hist, // the cursors: where each bucket's run ends
-                d_totals,
-                p.n,
-                p.nwin,
-                p.slice,
-                p.slices,
-                p.buckets,
-                d_buckets,
-                d_pieces,
-                d_pbkt,
+                d_points, d_sidx, d_hist, // the cursors: where each bucket's run ends
+                d_totals, p.n, p.nwin, p.slice, p.slices, p.buckets, d_buckets, d_pieces, d_pbkt,
             )?;
         }
         let e2b = self.mark()?;

@@ -6,8 +6,8 @@ use blstrs::{G1Projective, Scalar};
 use ff::{Field, PrimeField};
 
 use super::driver::{DevPtr, DeviceG1Points, Event, GpuContext, Scratch};
-use super::kernels::NTT_MID_MAX;
 use super::gather::DeviceScalars;
+use super::kernels::NTT_MID_MAX;
 use super::msm::{Points, Scalars, G1};
 use super::r1cs::DeviceR1cs;
 use super::{GpuError, MsmTimings, NttKind, NttTimings};

@@ -22,7 +22,9 @@ use cudarc::driver::{result, sys};
 
 use blstrs::G1Projective;
 
-use super::driver::{alloc_if_room, check, DevBuf, DevPtr, DeviceG1Points, GpuContext, Staging, STAGE_MIN};
+use super::driver::{
+    alloc_if_room, check, DevBuf, DevPtr, DeviceG1Points, GpuContext, Staging, STAGE_MIN,
+};
 use super::gather::DeviceScalars;
 use super::memory::Ledger;
 use super::{GpuError, MsmTimings, NttTimings};
@@ -98,7 +100,10 @@ impl Stager {
         aux: &[Scalar],
         evaluations: Option<([&[Scalar]; 3], usize)>,
     ) -> Result<Option<StagedInputs>, GpuError> {
-        check(unsafe { result::ctx::set_current(self.ctx) }, "cuCtxSetCurrent")?;
+        check(
+            unsafe { result::ctx::set_current(self.ctx) },
+            "cuCtxSetCurrent",
+        )?;
         let Some(aux_buf) = alloc_if_room(&self.ledger, std::mem::size_of_val(aux))? else {
             return Ok(None);
         };

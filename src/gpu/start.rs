@@ -499,8 +499,8 @@ fn attempt(
         }
         (Planned::Deferred(_), None) => unreachable!("deferred only with a resident SRS"),
         (Planned::Host(evaluations), Some(kept)) => {
-            let on_device = staged_evaluations
-                .filter(|e| e.n == evaluations.a.len().next_power_of_two());
+            let on_device =
+                staged_evaluations.filter(|e| e.n == evaluations.a.len().next_power_of_two());
             match on_device {
                 Some(e) if e.n >= 2 => {
                     let (h, nt, m) = ctx.h_msm_g1_resident_staged(&e, &kept.h)?;

@@ -44,9 +44,8 @@ where
     for p in &preimage {
         state.push(p.get_value().ok_or(SynthesisError::AssignmentMissing)?);
     }
-    let mut aux = |v: Scalar| -> Result<(), SynthesisError> {
-        cs.alloc(|| "poseidon", || Ok(v)).map(|_| ())
-    };
+    let mut aux =
+        |v: Scalar| -> Result<(), SynthesisError> { cs.alloc(|| "poseidon", || Ok(v)).map(|_| ()) };
     Permutation {
         constants,
         state: &mut state,
@@ -253,7 +252,10 @@ mod tests {
     fn a_recording_system_gets_the_gadget() {
         let mut cs = bellpepper_core::test_cs::TestConstraintSystem::<Scalar>::new();
         let preimage: Vec<_> = (0..2u64)
-            .map(|i| AllocatedNum::alloc(cs.namespace(|| format!("x{i}")), || Ok(Scalar::from(i + 5))).unwrap())
+            .map(|i| {
+                AllocatedNum::alloc(cs.namespace(|| format!("x{i}")), || Ok(Scalar::from(i + 5)))
+                    .unwrap()
+            })
             .collect();
         poseidon_hash(cs.namespace(|| "h"), preimage, &*POSEIDON_CONSTANTS_2).unwrap();
         assert!(cs.num_constraints() > 0 && cs.is_satisfied());

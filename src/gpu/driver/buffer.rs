@@ -80,7 +80,6 @@ impl DevBuf {
     pub(crate) fn ptr<T>(&self) -> DevPtr<T> {
         DevPtr::at(self.ptr)
     }
-
 }
 
 impl Drop for DevBuf {

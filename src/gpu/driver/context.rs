@@ -295,7 +295,10 @@ impl GpuContext {
 /// A new buffer of `bytes` in the current context when `ledger` has room and the driver has
 /// the memory; `None` otherwise, remembering no refusal (an optional buffer must not make a
 /// running start phase evict what is resident).
-pub(crate) fn alloc_if_room(ledger: &Arc<Ledger>, bytes: usize) -> Result<Option<DevBuf>, GpuError> {
+pub(crate) fn alloc_if_room(
+    ledger: &Arc<Ledger>,
+    bytes: usize,
+) -> Result<Option<DevBuf>, GpuError> {
     let bytes = bytes.max(1);
     if !ledger.admit_if_room(bytes) {
         return Ok(None);
@@ -319,7 +322,9 @@ fn alloc_in(ledger: &Arc<Ledger>, bytes: usize) -> Result<DevBuf, GpuError> {
     ledger.admit(bytes)?;
     match unsafe { result::malloc_sync(bytes) } {
         Ok(ptr) => Ok(DevBuf::new(ptr, bytes, Arc::clone(ledger))),
-        Err(e) if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => Err(ledger.driver_refused(bytes)),
+        Err(e) if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
+            Err(ledger.driver_refused(bytes))
+        }
         Err(e) => {
             ledger.release(bytes);
             check(Err(e), "cuMemAlloc")

@@ -9,11 +9,11 @@ mod launch;
 mod probe;
 mod transfer;
 
-pub use buffer::{DeviceG1Points, DeviceG2Points, DevicePoints};
 pub(crate) use buffer::{DevBuf, DevPtr};
+pub use buffer::{DeviceG1Points, DeviceG2Points, DevicePoints};
 pub use context::GpuContext;
 pub(crate) use context::{alloc_if_room, Event, Scratch};
 pub(crate) use launch::{Args, Grid, Kernel};
-pub use probe::{discover, memory_info};
 pub(crate) use probe::check;
+pub use probe::{discover, memory_info};
 pub(crate) use transfer::{Staging, STAGE_MIN};

@@ -50,17 +50,7 @@ pub(super) fn inclusion<Tree: 'static + MerkleTreeTrait, CS: ConstraintSystem<Fr
     }
     // `AuthPath::from`: the last level is the top tree's, the one before it the sub tree's,
     // where the tree has them.
-    let (sub, top) = (
-        Tree::SubTreeArity::to_usize(),
-        Tree::TopTreeArity::to_usize(),
-    );
-    let upper = if top > 0 {
-        2
-    } else if sub > 0 {
-        1
-    } else {
-        0
-    };
+    let (sub, top, upper) = upper_levels::<Tree>();
     let mut base = path;
     if base.len() < upper {
         return Err(SynthesisError::Unsatisfiable);
@@ -108,10 +98,40 @@ fn levels<A: 'static + PoseidonArity, CS: ConstraintSystem<Fr>>(
             .iter()
             .map(|h| AllocatedNum::alloc(&mut cs, || h.ok_or(SynthesisError::AssignmentMissing)))
             .collect::<Result<Vec<_>, _>>()?;
-        let inserted = insert(&mut cs, &cur, &level_bits, &siblings)?;
-        cur = poseidon_hash(&mut cs, inserted, A::PARAMETERS())?;
+        cur = hash_level::<A, _>(&mut cs, &cur, &level_bits, &siblings)?;
     }
     Ok(cur)
+}
+
+/// The arities of `Tree`'s sub and top trees (0 where it has none) and how many path levels
+/// they take (a top tree has a sub tree).
+fn upper_levels<Tree: MerkleTreeTrait>() -> (usize, usize, usize) {
+    let (sub, top) = (
+        Tree::SubTreeArity::to_usize(),
+        Tree::TopTreeArity::to_usize(),
+    );
+    (sub, top, usize::from(sub > 0) + usize::from(top > 0))
+}
+
+/// One level of a tree of arity `A`: `cur` inserted among `siblings` at `index`, then
+/// hashed (both paths' step; `PoRCircuit` and `por_no_challenge_input` do the same).
+fn hash_level<A: 'static + PoseidonArity, CS: ConstraintSystem<Fr>>(
+    cs: &mut CS,
+    cur: &AllocatedNum<Fr>,
+    index: &[Boolean],
+    siblings: &[AllocatedNum<Fr>],
+) -> Result<AllocatedNum<Fr>, SynthesisError> {
+    let inserted = insert(
+        &mut cs.namespace(|| "merkle proof insert"),
+        cur,
+        index,
+        siblings,
+    )?;
+    poseidon_hash(
+        cs.namespace(|| "merkle proof hash"),
+        inserted,
+        A::PARAMETERS(),
+    )
 }
 
 /// storage-proofs-core's `por_no_challenge_input`: `leaf` is in the tree of `Tree`'s shape
@@ -134,11 +154,7 @@ pub(super) fn no_challenge_input<Tree: 'static + MerkleTreeTrait, CS: Constraint
             root,
         );
     }
-    let (sub, top) = (
-        Tree::SubTreeArity::to_usize(),
-        Tree::TopTreeArity::to_usize(),
-    );
-    let upper = usize::from(sub > 0) + usize::from(top > 0);
+    let (sub, top, upper) = upper_levels::<Tree>();
     if path.len() < upper {
         return Err(SynthesisError::Unsatisfiable);
     }
@@ -180,15 +196,5 @@ fn given_level<A: 'static + PoseidonArity, CS: ConstraintSystem<Fr>>(
     if index.len() != arity.trailing_zeros() as usize {
         return Err(SynthesisError::Unsatisfiable);
     }
-    let inserted = insert(
-        &mut cs.namespace(|| "merkle proof insert"),
-        &cur,
-        &index,
-        &siblings,
-    )?;
-    poseidon_hash(
-        cs.namespace(|| "merkle proof hash"),
-        inserted,
-        A::PARAMETERS(),
-    )
+    hash_level::<A, _>(cs, &cur, &index, &siblings)
 }

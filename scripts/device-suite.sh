@@ -11,7 +11,8 @@
 #                                      engine_bench's backlog (partitions of C constraints;
 #                                      default 250000,4000000) with nvidia-smi sampling the
 #                                      GPU's utilization beside it (the device's own kernel
-#                                      time against what the driver reports)
+#                                      time against what the driver reports, both over the
+#                                      bench's second half; ENGINE_SECONDS, default 40)
 #   scripts/device-suite.sh synth      the synthesis bench (cuzk's witness against bellperson's
 #                                      synthesis, every 2KiB kind) on the machine's cores
 #   scripts/device-suite.sh synth32 [NAME ...]
@@ -128,12 +129,15 @@ while [ $# -gt 0 ]; do
     engine)
         sizes=(250000 4000000)
         case "${1:-}" in [0-9]*) IFS=, read -r -a sizes <<<"$1" && shift ;; esac
+        # Long enough that the second half holds dozens of start phases (the kernel time is
+        # counted when a start phase ends).
+        secs="${ENGINE_SECONDS:-40}"
         for c in "${sizes[@]}"; do
             nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits \
                 -lms 100 >"$out/smi-$c.csv" &
             smi=$!
-            echo "== engine_bench --gpu 1 --seconds 20 --constraints $c"
-            "$bin/engine_bench" --gpu 1 --seconds 20 --constraints "$c" --partitions 2 \
+            echo "== engine_bench --gpu 1 --seconds $secs --constraints $c"
+            "$bin/engine_bench" --gpu 1 --seconds "$secs" --constraints "$c" --partitions 2 \
                 --backlog 6 --finalizers 4 2>&1 | tee "$out/engine-$c.log"
             kill "$smi"
             # The whole process's mean includes the bench's set-up (SRS generation on the CPU,
@@ -141,8 +145,20 @@ while [ $# -gt 0 ]; do
             # which is what the bench's "of the last 10.0 s" figures cover too.
             awk -F', ' '{s += $2; n++} END {if (n) printf "nvidia-smi utilization.gpu mean %.1f%% over %d samples (100 ms, whole process)\n", s / n, n}' \
                 "$out/smi-$c.csv" | tee -a "$out/engine-$c.log"
-            tail -n 200 "$out/smi-$c.csv" | awk -F', ' '{s += $2; n++} END {if (n) printf "nvidia-smi utilization.gpu mean %.1f%% over the last %d samples (the backlog)\n", s / n, n}' |
-                tee -a "$out/engine-$c.log"
+            # The samples inside the bench's second half (its "window unix" line), the
+            # window its "kernels running" figure covers.
+            python3 - "$out/smi-$c.csv" $(grep -o 'window unix [0-9.]* [0-9.]*' "$out/engine-$c.log" | cut -d' ' -f3-4) <<'PY' | tee -a "$out/engine-$c.log"
+import sys, datetime
+path, t0, t1 = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+u = []
+for line in open(path):
+    ts, val = [f.strip() for f in line.split(",")[:2]]
+    t = datetime.datetime.strptime(ts, "%Y/%m/%d %H:%M:%S.%f").timestamp()
+    if t0 <= t <= t1:
+        u.append(float(val))
+if u:
+    print(f"nvidia-smi utilization.gpu mean {sum(u) / len(u):.1f}% over the bench's second half ({len(u)} samples)")
+PY
         done
         ;;
     kernels)

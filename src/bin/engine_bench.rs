@@ -90,6 +90,13 @@ fn parse() -> Result<Args, String> {
     Ok(a)
 }
 
+/// Seconds since the Unix epoch, to line the bench's window up with nvidia-smi's samples.
+fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
 fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
@@ -252,18 +259,51 @@ fn main() {
             }
             drop(jobs_tx);
         });
-        std::thread::sleep(Duration::from_secs(args.seconds));
+        // The second half of the run is the steady state: the first fills the backlog and
+        // warms the device (SRS and matrices made resident).
+        std::thread::sleep(Duration::from_secs(args.seconds) / 2);
+        let at_half = (engine.stats(), unix_now());
+        std::thread::sleep(
+            Duration::from_secs(args.seconds) - Duration::from_secs(args.seconds) / 2,
+        );
         // Read while the backlog still exists, so the figures are the steady state.
         let at_deadline = engine.stats();
+        let deadline = unix_now();
         stop.store(true, Relaxed);
         feeder.join().expect("feeder");
-        at_deadline
+        (at_half, at_deadline, deadline)
     });
+    let ((at_half, half), at_deadline, deadline) = at_deadline;
     report("with a backlog, at the deadline", &at_deadline);
     let elapsed = at_deadline.uptime_ns as f64 / 1e9;
     println!(
         "  throughput {:.2} proofs/s",
         at_deadline.partitions_proved as f64 / elapsed
+    );
+    // The device's own kernel time over the second half, next to the mutex's; a sampled
+    // nvidia-smi utilization over the same wall-clock window (unix seconds printed for it,
+    // scripts/device-suite.sh engine) should agree with the kernel figure.
+    let window_ns = at_deadline
+        .uptime_ns
+        .saturating_sub(at_half.uptime_ns)
+        .max(1);
+    for (i, (d1, d2)) in at_half
+        .devices()
+        .iter()
+        .zip(at_deadline.devices().iter())
+        .enumerate()
+    {
+        println!(
+            "  device {i}, second half ({:.1} s): kernels running {:.2}%, mutex held {:.2}%",
+            window_ns as f64 / 1e9,
+            100.0 * d2.kernel_active_ns.saturating_sub(d1.kernel_active_ns) as f64
+                / window_ns as f64,
+            100.0 * d2.busy_ns.saturating_sub(d1.busy_ns) as f64 / window_ns as f64,
+        );
+    }
+    println!(
+        "  second half: {:.2} proofs/s; window unix {half:.3} {deadline:.3}",
+        (at_deadline.partitions_proved - at_half.partitions_proved) as f64 * 1e9 / window_ns as f64
     );
     let last = engine.shutdown();
     println!(

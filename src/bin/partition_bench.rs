@@ -204,7 +204,7 @@ fn main() {
             .collect();
         println!(
             "partition {name} proof {i}{}: witness {witness_s:.3} s (CPU), start {start_s:.3} s \
-             ({on}; kernels {:.3}), finish {finish_s:.3} s (host B_g2 {:.3}), witness + start + \
+             ({on}; kernels {:.3} over a span of {:.3}), finish {finish_s:.3} s (host B_g2 {:.3}), witness + start + \
              finish {:.3} s",
             if i == 0 && gpu.is_some() {
                 " (SRS and matrices made resident)"
@@ -212,6 +212,7 @@ fn main() {
                 ""
             },
             timings.kernels.as_secs_f64(),
+            timings.kernel_span.as_secs_f64(),
             b_g2.as_secs_f64(),
             witness_s + start_s + finish_s
         );

@@ -475,6 +475,7 @@ impl Worker {
             h2d_us = us(|t| t.host_to_device),
             d2h_us = us(|t| t.device_to_host),
             kernels_us = us(|t| t.kernels),
+            kernel_span_us = us(|t| t.kernel_span),
             attempt = faults.len() + 1,
             ok = result.is_ok(),
             "start phase"

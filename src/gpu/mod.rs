@@ -23,7 +23,7 @@ pub use crate::groth16::CsrMatrix;
 pub use error::GpuError;
 pub use memory::MemoryInfo;
 pub use start::GpuStart;
-pub use types::{DeviceInfo, MsmTimings, MsmTuning, NttKind, NttTimings, NttTuning};
+pub use types::{DeviceInfo, KernelTime, MsmTimings, MsmTuning, NttKind, NttTimings, NttTuning};
 
 #[cfg(cuzk_cuda_kernels)]
 mod driver;

@@ -519,7 +519,9 @@ fn attempt(
         _ => uploaded_msms(ctx, srs, w, t)?,
     };
     timings.msm = srs_upload + msm_h + t2.elapsed();
-    timings.kernels = ctx.take_kernel_time()?;
+    let kernel_time = ctx.take_kernel_time()?;
+    timings.kernels = kernel_time.active;
+    timings.kernel_span = kernel_time.span;
     Ok(Attempt {
         proof: PartialProof {
             h,

@@ -294,8 +294,8 @@ impl GpuContext {
         Err(GpuError::NotCompiled)
     }
 
-    /// The device's kernel-active time since the last call.
-    pub fn take_kernel_time(&mut self) -> Result<std::time::Duration, GpuError> {
+    /// The device's kernel-active time and span since the last call.
+    pub fn take_kernel_time(&mut self) -> Result<crate::gpu::KernelTime, GpuError> {
         Err(GpuError::NotCompiled)
     }
 

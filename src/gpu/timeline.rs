@@ -19,7 +19,7 @@ use cudarc::driver::result;
 use cudarc::driver::sys;
 
 use super::driver::check;
-use super::GpuError;
+use super::{GpuError, KernelTime};
 
 /// Timing event pairs around the kernels launched since the last [`KernelTimeline::take`].
 #[derive(Default)]
@@ -63,10 +63,10 @@ impl KernelTimeline {
     }
 
     /// The kernel time since the last call, and a fresh timeline. Waits for the last kernel.
-    pub(crate) fn take(&mut self) -> Result<Duration, GpuError> {
+    pub(crate) fn take(&mut self) -> Result<KernelTime, GpuError> {
         let n = std::mem::take(&mut self.recorded);
         if n == 0 {
-            return Ok(Duration::ZERO);
+            return Ok(KernelTime::default());
         }
         check(
             unsafe { result::event::synchronize(self.events[n - 1]) },
@@ -80,7 +80,15 @@ impl KernelTimeline {
             )?;
             ms += f64::from(dt.max(0.0));
         }
-        Ok(Duration::from_secs_f64(ms / 1e3))
+        let span = check(
+            unsafe { result::event::elapsed(self.events[0], self.events[n - 1]) },
+            "cuEventElapsedTime",
+        )?;
+        let secs = |ms: f64| Duration::from_secs_f64(ms.max(0.0) / 1e3);
+        Ok(KernelTime {
+            active: secs(ms),
+            span: secs(f64::from(span)),
+        })
     }
 }
 

@@ -68,6 +68,10 @@ macro_rules! start_timings {
             /// (`device_kernel_active_ns`), against which the mutex hold shows the device's
             /// idle time inside its start phases.
             pub kernels: Duration,
+            /// From the start phase's first kernel to its last, on the device: beyond
+            /// `kernels`, the time the device waited between them (host work, synchronous
+            /// copies) inside the start phase. Zero on the CPU.
+            pub kernel_span: Duration,
             $( $(#[doc = $doc])* pub $stage: Duration, )*
         }
 

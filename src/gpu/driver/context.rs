@@ -279,9 +279,10 @@ impl GpuContext {
         )
     }
 
-    /// The time the device had kernels of this context running since the last call
-    /// (device-side event times; see `timeline.rs`). Waits for the last launched kernel.
-    pub fn take_kernel_time(&mut self) -> Result<std::time::Duration, GpuError> {
+    /// The time the device had kernels of this context running since the last call, and the
+    /// span from the first of them to the last (device-side event times; see `timeline.rs`).
+    /// Waits for the last launched kernel.
+    pub fn take_kernel_time(&mut self) -> Result<crate::gpu::KernelTime, GpuError> {
         self.bind()?;
         self.timeline.get_mut().take()
     }

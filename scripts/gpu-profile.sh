@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine: Nsight Compute over one launch of each hot kernel, driven by
+# gpu_bench from scripts/build-device.sh's .devbin/. Says what bounds a kernel (its issue
+# slots, its pipes, memory, or warps stalled on dependencies) before anyone rewrites it.
+# Logs go to $OUT (or ./device-out): ncu-<part>.txt.
+#
+#   scripts/gpu-profile.sh [PART...]   PART: msm (G1 accumulate, scatter, bucket reduce at
+#                                      2^24), ntt (the radix-4 tile kernels at 2^26), g2 (the
+#                                      G2 accumulation at 2^20); default all three
+#
+# --clock-control none leaves the clocks as the benchmarks see them (the device tool's
+# METHOD.md); each profiled launch is replayed once per counter pass, so only the first
+# matching launches are profiled.
+set -uo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+out="${OUT:-$repo/device-out}"
+mkdir -p "$out"
+bin=/tmp/cuzk
+if [ ! -x "$bin/gpu_bench" ]; then
+    mkdir -p "$bin"
+    tar -xf "$repo/.devbin/bin.txz" -C "$bin" 2>/dev/null ||
+        python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+            "$repo/.devbin/bin.txz" "$bin"
+fi
+sections=(--section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats
+    --section Occupancy --section LaunchStats --section SchedulerStats --section InstructionStats)
+
+profile() { # part, kernel regex, launches, gpu_bench args...
+    local part="$1" kernels="$2" count="$3"
+    shift 3
+    echo "== ncu $part: $kernels ($count launches) over gpu_bench $*"
+    timeout 300 ncu --clock-control none -k "regex:$kernels" --launch-count "$count" \
+        "${sections[@]}" "$bin/gpu_bench" "$@" >"$out/ncu-$part.txt" 2>&1
+    echo "ncu $part rc=$?"
+    # The figures that say what bounds each kernel.
+    grep -E "^  cuzk_|Compute \(SM\) Throughput|Memory Throughput|Duration|Registers Per|Achieved Occupancy|Issue Slots Busy|Executed Ipc Active|No Eligible|Warp Cycles Per Issued|Stall|Theoretical Occupancy|Block Limit Registers" \
+        "$out/ncu-$part.txt" | head -n 80
+}
+
+parts=("$@")
+[ ${#parts[@]} -gt 0 ] || parts=(msm ntt g2)
+for part in "${parts[@]}"; do
+    case "$part" in
+    msm) profile msm 'cuzk_msm_(accumulate|scatter|bucket_reduce)$' 3 msm --msm-logs 24 --runs 1 ;;
+    ntt) profile ntt 'cuzk_ntt_(first|mid)_stages_r4$' 4 ntt --ntt-logs 26 --runs 1 ;;
+    g2) profile g2 'cuzk_msm_accumulate_g2$' 1 g2 --g2-logs 20 --runs 1 ;;
+    *)
+        echo "gpu-profile: unknown part $part" >&2
+        exit 2
+        ;;
+    esac
+done

@@ -35,6 +35,26 @@ __device__ __forceinline__ uint32_t mad_lo_cc(uint32_t a, uint32_t b, uint32_t c
 __device__ __forceinline__ uint32_t madc_lo_cc(uint32_t a, uint32_t b, uint32_t c) { uint32_t r; asm volatile("madc.lo.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
 __device__ __forceinline__ uint32_t mad_hi_cc(uint32_t a, uint32_t b, uint32_t c) { uint32_t r; asm volatile("mad.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
 __device__ __forceinline__ uint32_t madc_hi_cc(uint32_t a, uint32_t b, uint32_t c) { uint32_t r; asm volatile("madc.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
+// A whole 64-bit product a*b onto the pair (c_lo, c_hi) -> (lo, hi): both halves in one asm
+// statement, so that they read the same registers and ptxas fuses them into one
+// IMAD.WIDE.U32(.X) (separate volatile statements each get their own copy of a and b, and
+// ptxas then leaves the halves apart: IMAD, IMAD.HI and two IADD3.X).
+// mad_wide_cc starts a carry chain, madc_wide_cc continues it, madc_wide ends it.
+__device__ __forceinline__ void mul_wide(uint32_t& lo, uint32_t& hi, uint32_t a, uint32_t b) {
+    asm volatile("mul.lo.u32 %0, %2, %3;\n\tmul.hi.u32 %1, %2, %3;" : "=r"(lo), "=r"(hi) : "r"(a), "r"(b));
+}
+__device__ __forceinline__ void mad_wide_cc(uint32_t& lo, uint32_t& hi, uint32_t a, uint32_t b, uint32_t c_lo, uint32_t c_hi) {
+    asm volatile("mad.lo.cc.u32 %0, %2, %3, %4;\n\tmadc.hi.cc.u32 %1, %2, %3, %5;"
+                 : "=r"(lo), "=r"(hi) : "r"(a), "r"(b), "r"(c_lo), "r"(c_hi));
+}
+__device__ __forceinline__ void madc_wide_cc(uint32_t& lo, uint32_t& hi, uint32_t a, uint32_t b, uint32_t c_lo, uint32_t c_hi) {
+    asm volatile("madc.lo.cc.u32 %0, %2, %3, %4;\n\tmadc.hi.cc.u32 %1, %2, %3, %5;"
+                 : "=r"(lo), "=r"(hi) : "r"(a), "r"(b), "r"(c_lo), "r"(c_hi));
+}
+__device__ __forceinline__ void madc_wide(uint32_t& lo, uint32_t& hi, uint32_t a, uint32_t b, uint32_t c_lo, uint32_t c_hi) {
+    asm volatile("madc.lo.cc.u32 %0, %2, %3, %4;\n\tmadc.hi.u32 %1, %2, %3, %5;"
+                 : "=r"(lo), "=r"(hi) : "r"(a), "r"(b), "r"(c_lo), "r"(c_hi));
+}
 #else
 // ---- host emulation: one carry/borrow flag, like the CC.CF register ---------------------
 static thread_local uint32_t cuzk_cf;
@@ -48,11 +68,30 @@ static inline uint32_t mad_lo_cc(uint32_t a, uint32_t b, uint32_t c) { return ad
 static inline uint32_t madc_lo_cc(uint32_t a, uint32_t b, uint32_t c) { return addc_cc(a * b, c); }
 static inline uint32_t mad_hi_cc(uint32_t a, uint32_t b, uint32_t c) { return add_cc((uint32_t)(((uint64_t)a * b) >> 32), c); }
 static inline uint32_t madc_hi_cc(uint32_t a, uint32_t b, uint32_t c) { return addc_cc((uint32_t)(((uint64_t)a * b) >> 32), c); }
+static inline void mul_wide(uint32_t& lo, uint32_t& hi, uint32_t a, uint32_t b) { uint64_t p = (uint64_t)a * b; lo = (uint32_t)p; hi = (uint32_t)(p >> 32); }
+static inline void mad_wide_cc(uint32_t& lo, uint32_t& hi, uint32_t a, uint32_t b, uint32_t c_lo, uint32_t c_hi) { lo = mad_lo_cc(a, b, c_lo); hi = madc_hi_cc(a, b, c_hi); }
+static inline void madc_wide_cc(uint32_t& lo, uint32_t& hi, uint32_t a, uint32_t b, uint32_t c_lo, uint32_t c_hi) { lo = madc_lo_cc(a, b, c_lo); hi = madc_hi_cc(a, b, c_hi); }
+static inline void madc_wide(uint32_t& lo, uint32_t& hi, uint32_t a, uint32_t b, uint32_t c_lo, uint32_t c_hi) { lo = madc_lo_cc(a, b, c_lo); hi = addc((uint32_t)(((uint64_t)a * b) >> 32), c_hi); }
 #endif
+
+// The moduli's limbs in constant memory, for the reduction rows of operator*: ptxas fuses a
+// mad.lo/madc.hi pair into one IMAD.WIDE.U32.X when the second factor is a register or a
+// constant-bank operand, not when it is an immediate (then each half is an IMAD with a
+// 32-bit immediate plus an IADD3.X for the carry: four instructions instead of one).
+#if defined(__CUDA_ARCH__)
+#define CUZK_CONSTANT __constant__
+#else
+#define CUZK_CONSTANT static const
+#endif
+CUZK_CONSTANT uint32_t cuzk_fp_mod[12] = {0xffffaaabu, 0xb9feffffu, 0xb153ffffu, 0x1eabfffeu, 0xf6b0f624u, 0x6730d2a0u,
+                                          0xf38512bfu, 0x64774b84u, 0x434bacd7u, 0x4b1ba7b6u, 0x397fe69au, 0x1a0111eau};
+CUZK_CONSTANT uint32_t cuzk_fr_mod[8] = {0x00000001u, 0xffffffffu, 0xfffe5bfeu, 0x53bda402u,
+                                         0x09a1d805u, 0x3339d808u, 0x299d7d48u, 0x73eda753u};
 
 // ---- field parameters: limbs as immediates so unrolled loops fold them into instructions ----
 struct FpParams {
     static constexpr int N = 12;
+    HD static uint32_t mod_operand(int i) { return cuzk_fp_mod[i]; }
     static constexpr uint32_t INV = 0xfffcfffdu;  // -p^-1 mod 2^32
     HD static constexpr uint32_t mod(int i) {
         return i == 0 ? 0xffffaaabu : i == 1 ? 0xb9feffffu : i == 2 ? 0xb153ffffu : i == 3 ? 0x1eabfffeu :
@@ -69,6 +108,7 @@ struct FpParams {
 
 struct FrParams {
     static constexpr int N = 8;
+    HD static uint32_t mod_operand(int i) { return cuzk_fr_mod[i]; }
     static constexpr uint32_t INV = 0xffffffffu;  // -r^-1 mod 2^32
     HD static constexpr uint32_t mod(int i) {
         return i == 0 ? 0x00000001u : i == 1 ? 0xffffffffu : i == 2 ? 0xfffe5bfeu : i == 3 ? 0x53bda402u :
@@ -133,92 +173,79 @@ struct Fe {
     HD Fe neg() const { return zero() - *this; }
     HD Fe dbl() const { return *this + *this; }
 
-    // Montgomery product a*b/R mod m (CIOS). t has two extra limbs for the transient
-    // t + a*b_i + q*m < 2^(32(N+2)).
+    // Montgomery product a*b/R mod m: CIOS (one row per limb b_i: add a*b_i, then q*m with q
+    // chosen to clear the lowest limb, then drop that limb), with each row's sum kept in two
+    // halves so that the device multiplies with one instruction per limb product.
+    //
+    // A 32x32-bit product is 64 bits: its low half lands on limb k and its high half on k+1.
+    // When the products of one carry chain sit on consecutive aligned pairs (k, k+1), (k+2,
+    // k+3), ... ptxas turns each mad.lo.cc/madc.hi.cc pair into one IMAD.WIDE.U32.X (64-bit
+    // product plus 64-bit addend plus carry), against four instructions (IMAD, IMAD.HI and two
+    // IADD3.X for the carries) when a chain holds only low or only high halves, which is what
+    // a plain CIOS row does. So a row's products a_j*b_i (and q*m_j) are split by the parity
+    // of j: even j land on pairs (j, j+1) of `lo`, odd j on pairs (j-1, j) of `hi`, which
+    // counts from limb 1. Between rows the running sum is T*W = lo + W*hi (lo[0] = 0 once
+    // reduced), so T = lo[1..N) + hi: the next row's `lo` starts as hi, plus the single limb
+    // lo[1], whose carry goes in at limb 1, the bottom of the next `hi`, which starts as
+    // lo[2..N) (the shift by one limb is free: it is which registers a chain reads). The two
+    // halves are independent chains, so a row also has twice the instruction-level
+    // parallelism of one chain.
+    //
+    // Bounds (a, T < m, so T + a*b_i + q*m < 2m*W): for both fields 2m*W < W^(N+1) (2p <
+    // 2^382, 2r < 2^256), so the row's sum fits N+1 limbs, hi (times W) fits N limbs and a
+    // chain into hi never carries out of its top limb. A carry out of lo's top limb belongs
+    // to limb N, which is hi's top limb: it is added there. After the last row T = lo[1..N)
+    // + hi < 2m.
     HD friend Fe operator*(const Fe& a, const Fe& b) {
-        uint32_t t[N + 2];
-        _Pragma("unroll") for (int j = 0; j < N + 2; j++) t[j] = 0;
-        _Pragma("unroll") for (int i = 0; i < N; i++) {
+        uint32_t lo[N], hi[N];
+        // Row 0: the products alone.
+        _Pragma("unroll") for (int j = 0; j < N; j += 2) {
+            mul_wide(lo[j], lo[j + 1], a.v[j], b.v[0]);
+            mul_wide(hi[j], hi[j + 1], a.v[j + 1], b.v[0]);
+        }
+        reduce_row(lo, hi);
+        _Pragma("unroll") for (int i = 1; i < N; i++) {
             const uint32_t bi = b.v[i];
-            // t += a * b_i: low halves into t[0..N), high halves into t[1..N]
-            t[0] = mad_lo_cc(a.v[0], bi, t[0]);
-            _Pragma("unroll") for (int j = 1; j < N; j++) t[j] = madc_lo_cc(a.v[j], bi, t[j]);
-            t[N] = addc_cc(t[N], 0);
-            t[N + 1] = addc(t[N + 1], 0);
-            t[1] = mad_hi_cc(a.v[0], bi, t[1]);
-            _Pragma("unroll") for (int j = 1; j < N; j++) t[j + 1] = madc_hi_cc(a.v[j], bi, t[j + 1]);
-            t[N + 1] = addc(t[N + 1], 0);
-            // t += q * m with q chosen so that t[0] becomes 0, then shift one limb down
-            const uint32_t q = t[0] * P::INV;
-            t[0] = mad_lo_cc(q, P::mod(0), t[0]);
-            _Pragma("unroll") for (int j = 1; j < N; j++) t[j] = madc_lo_cc(q, P::mod(j), t[j]);
-            t[N] = addc_cc(t[N], 0);
-            t[N + 1] = addc(t[N + 1], 0);
-            t[1] = mad_hi_cc(q, P::mod(0), t[1]);
-            _Pragma("unroll") for (int j = 1; j < N; j++) t[j + 1] = madc_hi_cc(q, P::mod(j), t[j + 1]);
-            t[N + 1] = addc(t[N + 1], 0);
-            _Pragma("unroll") for (int j = 0; j < N + 1; j++) t[j] = t[j + 1];
-            t[N + 1] = 0;
+            uint32_t nlo[N], nhi[N];
+            // The even products onto hi, which becomes the new lo; its carry is limb N's.
+            mad_wide_cc(nlo[0], nlo[1], a.v[0], bi, hi[0], hi[1]);
+            _Pragma("unroll") for (int j = 2; j < N; j += 2) madc_wide_cc(nlo[j], nlo[j + 1], a.v[j], bi, hi[j], hi[j + 1]);
+            const uint32_t top = addc(0, 0);
+            // lo[1] onto limb 0; its carry enters the odd chain at limb 1, the bottom of the
+            // new hi, which reads lo two limbs up.
+            nlo[0] = add_cc(nlo[0], lo[1]);
+            _Pragma("unroll") for (int j = 1; j < N - 2; j += 2) madc_wide_cc(nhi[j - 1], nhi[j], a.v[j], bi, lo[j + 1], lo[j + 2]);
+            madc_wide(nhi[N - 2], nhi[N - 1], a.v[N - 1], bi, 0, top);
+            _Pragma("unroll") for (int k = 0; k < N; k++) {
+                lo[k] = nlo[k];
+                hi[k] = nhi[k];
+            }
+            reduce_row(lo, hi);
         }
         Fe r;
-        _Pragma("unroll") for (int j = 0; j < N; j++) r.v[j] = t[j];
+        r.v[0] = add_cc(lo[1], hi[0]);
+        _Pragma("unroll") for (int k = 1; k < N - 1; k++) r.v[k] = addc_cc(lo[k + 1], hi[k]);
+        r.v[N - 1] = addc(hi[N - 1], 0);
         return reduce_once(r);
     }
 
-    // a^2/R mod m. The product a*b_i rows of CIOS would compute each cross product a_i*a_j
-    // twice, so the square is formed first (cross products once, doubled, plus the diagonal:
-    // N(N+1)/2 limb products instead of N^2) and then Montgomery-reduced limb by limb. About
-    // 15% fewer instructions than the general product for Fp; a G1 mixed addition has 2
-    // squarings in its 10 products.
-    HD Fe sqr() const {
-        const uint32_t* a = v;
-        uint32_t t[2 * N];
-        _Pragma("unroll") for (int k = 0; k < 2 * N; k++) t[k] = 0;
-        // Cross products a_i*a_j (i < j) at limb i+j. Row i's low halves end in a carry into
-        // t[i+N], which holds at most the carry of row i-1 (so it cannot overflow); its high
-        // halves end in a carry into t[i+N+1], not written yet.
-        _Pragma("unroll") for (int i = 0; i < N - 1; i++) {
-            t[2 * i + 1] = mad_lo_cc(a[i], a[i + 1], t[2 * i + 1]);
-            _Pragma("unroll") for (int j = i + 2; j < N; j++) t[i + j] = madc_lo_cc(a[i], a[j], t[i + j]);
-            t[i + N] = addc(t[i + N], 0);
-            t[2 * i + 2] = mad_hi_cc(a[i], a[i + 1], t[2 * i + 2]);
-            _Pragma("unroll") for (int j = i + 2; j < N; j++) t[i + j + 1] = madc_hi_cc(a[i], a[j], t[i + j + 1]);
-            if (i + N + 1 < 2 * N) t[i + N + 1] = addc(0, 0);
-        }
-        // Double (the cross sum is below a^2/2, so no bit leaves the 2N limbs) ...
-        t[0] = add_cc(t[0], t[0]);
-        _Pragma("unroll") for (int k = 1; k < 2 * N; k++) t[k] = addc_cc(t[k], t[k]);
-        // ... and add the squares a_i^2 at limb 2i (a^2 < 2^(64N): no final carry).
-        t[0] = mad_lo_cc(a[0], a[0], t[0]);
-        t[1] = madc_hi_cc(a[0], a[0], t[1]);
-        _Pragma("unroll") for (int i = 1; i < N; i++) {
-            t[2 * i] = madc_lo_cc(a[i], a[i], t[2 * i]);
-            t[2 * i + 1] = madc_hi_cc(a[i], a[i], t[2 * i + 1]);
-        }
-        // Montgomery reduction: step i adds q*m at limb i so that t[i] becomes 0. Its two
-        // chains carry out of t[i+N]; `pending` (at most 3) is what still has to go into
-        // t[i+N+1], added at the start of step i+1, which carries on into t[i+N+2].
-        uint32_t pending = 0;
-        _Pragma("unroll") for (int i = 0; i < N; i++) {
-            if (i > 0) {
-                t[i + N] = add_cc(t[i + N], pending);
-                pending = (i + N + 1 < 2 * N) ? addc(0, 0) : 0;
-            }
-            const uint32_t q = t[i] * P::INV;
-            t[i] = mad_lo_cc(q, P::mod(0), t[i]);
-            _Pragma("unroll") for (int j = 1; j < N; j++) t[i + j] = madc_lo_cc(q, P::mod(j), t[i + j]);
-            t[i + N] = addc_cc(t[i + N], 0);
-            uint32_t c1 = addc(0, 0);
-            t[i + 1] = mad_hi_cc(q, P::mod(0), t[i + 1]);
-            _Pragma("unroll") for (int j = 1; j < N; j++) t[i + j + 1] = madc_hi_cc(q, P::mod(j), t[i + j + 1]);
-            uint32_t c2 = addc(0, 0);
-            pending += c1 + c2;
-        }
-        // t[N..2N) = a^2/R < 2m (the last pending carry would be limb 2N: zero).
-        Fe r;
-        _Pragma("unroll") for (int j = 0; j < N; j++) r.v[j] = t[N + j];
-        return reduce_once(r);
+    // One row's reduction: q*m added with q = lo[0] * (-m^-1), which clears lo[0] (hi starts
+    // at limb 1), the even limbs of m onto lo and the odd ones onto hi (see operator*).
+    HD static void reduce_row(uint32_t (&lo)[N], uint32_t (&hi)[N]) {
+        const uint32_t q = lo[0] * P::INV;
+        mad_wide_cc(lo[0], lo[1], q, P::mod_operand(0), lo[0], lo[1]);
+        _Pragma("unroll") for (int j = 2; j < N; j += 2) madc_wide_cc(lo[j], lo[j + 1], q, P::mod_operand(j), lo[j], lo[j + 1]);
+        const uint32_t top = addc(0, 0);
+        mad_wide_cc(hi[0], hi[1], q, P::mod_operand(1), hi[0], hi[1]);
+        _Pragma("unroll") for (int j = 3; j < N - 1; j += 2) madc_wide_cc(hi[j - 1], hi[j], q, P::mod_operand(j), hi[j - 1], hi[j]);
+        madc_wide(hi[N - 2], hi[N - 1], q, P::mod_operand(N - 1), hi[N - 2], hi[N - 1]);
+        hi[N - 1] += top;
     }
+
+    // a^2/R mod m: the product with itself. (A dedicated squaring, cross products once and
+    // doubled, saved 15% over the four-instruction rows; against the one-instruction rows of
+    // operator* it costs more than it saves.)
+    HD Fe sqr() const { return *this * *this; }
 
     // Montgomery form -> canonical integer (a * 1 / R).
     HD Fe from_mont() const {

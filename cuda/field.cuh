@@ -6,9 +6,10 @@
 // R = 2^256 for Fr, the same as blst. Every function keeps values fully reduced (< modulus),
 // so "is zero" is a plain limb test and equality is limb equality.
 //
-// The multiply is CIOS Montgomery with PTX carry chains (mad.lo.cc / madc.hi.cc): 4*N*N
-// 32-bit multiply-adds per product. The carry flag lives across consecutive `asm volatile`
-// statements; volatile keeps them in order and nothing between them writes CC.
+// The multiply is CIOS Montgomery with PTX carry chains, each 32x32-bit product added whole
+// (mad.lo.cc + madc.hi.cc in one statement, one IMAD.WIDE.U32.X on the device): 2*N*N
+// products per multiplication (see operator*). The carry flag lives across consecutive
+// `asm volatile` statements; volatile keeps them in order and nothing between them writes CC.
 //
 // The same code compiles for the host (g++ or nvcc's host pass) with the carry flag emulated
 // in a variable, so cuda/test/host_test.cpp can check the arithmetic without a GPU.
@@ -31,10 +32,6 @@ __device__ __forceinline__ uint32_t addc(uint32_t a, uint32_t b) { uint32_t r; a
 __device__ __forceinline__ uint32_t sub_cc(uint32_t a, uint32_t b) { uint32_t r; asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b)); return r; }
 __device__ __forceinline__ uint32_t subc_cc(uint32_t a, uint32_t b) { uint32_t r; asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b)); return r; }
 __device__ __forceinline__ uint32_t subc(uint32_t a, uint32_t b) { uint32_t r; asm volatile("subc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b)); return r; }
-__device__ __forceinline__ uint32_t mad_lo_cc(uint32_t a, uint32_t b, uint32_t c) { uint32_t r; asm volatile("mad.lo.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
-__device__ __forceinline__ uint32_t madc_lo_cc(uint32_t a, uint32_t b, uint32_t c) { uint32_t r; asm volatile("madc.lo.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
-__device__ __forceinline__ uint32_t mad_hi_cc(uint32_t a, uint32_t b, uint32_t c) { uint32_t r; asm volatile("mad.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
-__device__ __forceinline__ uint32_t madc_hi_cc(uint32_t a, uint32_t b, uint32_t c) { uint32_t r; asm volatile("madc.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
 // A whole 64-bit product a*b onto the pair (c_lo, c_hi) -> (lo, hi): both halves in one asm
 // statement, so that they read the same registers and ptxas fuses them into one
 // IMAD.WIDE.U32(.X) (separate volatile statements each get their own copy of a and b, and
@@ -64,6 +61,7 @@ static inline uint32_t addc(uint32_t a, uint32_t b) { return a + b + cuzk_cf; }
 static inline uint32_t sub_cc(uint32_t a, uint32_t b) { uint64_t d = (uint64_t)a - b; cuzk_cf = (uint32_t)(d >> 63); return (uint32_t)d; }
 static inline uint32_t subc_cc(uint32_t a, uint32_t b) { uint64_t d = (uint64_t)a - b - cuzk_cf; cuzk_cf = (uint32_t)(d >> 63); return (uint32_t)d; }
 static inline uint32_t subc(uint32_t a, uint32_t b) { return a - b - cuzk_cf; }
+// The host's products: half by half through the emulated flag.
 static inline uint32_t mad_lo_cc(uint32_t a, uint32_t b, uint32_t c) { return add_cc(a * b, c); }
 static inline uint32_t madc_lo_cc(uint32_t a, uint32_t b, uint32_t c) { return addc_cc(a * b, c); }
 static inline uint32_t mad_hi_cc(uint32_t a, uint32_t b, uint32_t c) { return add_cc((uint32_t)(((uint64_t)a * b) >> 32), c); }

@@ -225,7 +225,7 @@ fn main() {
     let stop = AtomicBool::new(false);
     let proved = AtomicU64::new(0);
     let (jobs_tx, jobs_rx) = crossbeam_channel::unbounded();
-    let at_deadline = std::thread::scope(|s| {
+    let (at_half, half, at_deadline, deadline) = std::thread::scope(|s| {
         // The collector waits on jobs in submission order.
         s.spawn(|| {
             for job in jobs_rx {
@@ -261,19 +261,16 @@ fn main() {
         });
         // The second half of the run is the steady state: the first fills the backlog and
         // warms the device (SRS and matrices made resident).
-        std::thread::sleep(Duration::from_secs(args.seconds) / 2);
-        let at_half = (engine.stats(), unix_now());
-        std::thread::sleep(
-            Duration::from_secs(args.seconds) - Duration::from_secs(args.seconds) / 2,
-        );
+        let run = Duration::from_secs(args.seconds);
+        std::thread::sleep(run / 2);
+        let (at_half, half) = (engine.stats(), unix_now());
+        std::thread::sleep(run - run / 2);
         // Read while the backlog still exists, so the figures are the steady state.
-        let at_deadline = engine.stats();
-        let deadline = unix_now();
+        let (at_deadline, deadline) = (engine.stats(), unix_now());
         stop.store(true, Relaxed);
         feeder.join().expect("feeder");
-        (at_half, at_deadline, deadline)
+        (at_half, half, at_deadline, deadline)
     });
-    let ((at_half, half), at_deadline, deadline) = at_deadline;
     report("with a backlog, at the deadline", &at_deadline);
     let elapsed = at_deadline.uptime_ns as f64 / 1e9;
     println!(

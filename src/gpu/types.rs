@@ -150,6 +150,18 @@ impl MsmTuning {
     }
 }
 
+/// The device's kernel time over one stretch of launches (a start phase).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KernelTime {
+    /// Time a kernel was running: the sum of the pairs.
+    pub active: Duration,
+    /// From the first kernel's start to the last one's end. `span - active` is the time the
+    /// device waited inside the stretch (host work between launches, synchronous copies,
+    /// waits on the copy stream); the rest of a mutex hold is host work before the first
+    /// launch and after the last.
+    pub span: Duration,
+}
+
 #[cfg(test)]
 mod tests {
     use super::MsmTuning;
@@ -169,16 +181,4 @@ mod tests {
         assert!(MsmTuning::parse("CUZK_MSM_SLICE").is_err());
         assert!(MsmTuning::parse("CUZK_MSM_SLICE=x").is_err());
     }
-}
-
-/// The device's kernel time over one stretch of launches (a start phase).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct KernelTime {
-    /// Time a kernel was running: the sum of the pairs.
-    pub active: Duration,
-    /// From the first kernel's start to the last one's end. `span - active` is the time the
-    /// device waited inside the stretch (host work between launches, synchronous copies,
-    /// waits on the copy stream); the rest of a mutex hold is host work before the first
-    /// launch and after the last.
-    pub span: Duration,
 }

@@ -37,19 +37,10 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${OUT:-$repo/device-out}"
 mkdir -p "$out"
 bin=/tmp/cuzk
-if [ ! -x "$bin/cuzk_fixtures" ]; then
-    mkdir -p "$bin"
-    # tar reads xz through xz(1); Python's lzma where that is missing.
-    tar -xf "$repo/.devbin/bin.txz" -C "$bin" 2>/dev/null ||
-        python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
-            "$repo/.devbin/bin.txz" "$bin"
-fi
-if [ -f "$repo/.devbin-peer/peer.txz" ] && [ ! -x /tmp/peer/filecoin_bench_supraseal ]; then
-    mkdir -p /tmp/peer
-    tar -xf "$repo/.devbin-peer/peer.txz" -C /tmp/peer 2>/dev/null ||
-        python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
-            "$repo/.devbin-peer/peer.txz" /tmp/peer
-fi
+. "$repo/scripts/devbin.sh"
+unpack_devbin "$repo/.devbin/bin.txz" "$bin" cuzk_fixtures
+[ -f "$repo/.devbin-peer/peer.txz" ] &&
+    unpack_devbin "$repo/.devbin-peer/peer.txz" /tmp/peer filecoin_bench_supraseal
 # The Filecoin tests and benches look for their params and scratch here; filecoin-proofs
 # writes its parents' cache under FIL_PROOFS_PARENT_CACHE.
 export CUZK_TEST_PARAMS=/tmp/cuzk-params
@@ -141,13 +132,15 @@ while [ $# -gt 0 ]; do
                 --backlog 6 --finalizers 4 2>&1 | tee "$out/engine-$c.log"
             kill "$smi"
             # The whole process's mean includes the bench's set-up (SRS generation on the CPU,
-            # seconds to minutes with the GPU idle); the last 20 s of samples are the backlog,
-            # which is what the bench's "of the last 10.0 s" figures cover too.
+            # seconds to minutes with the GPU idle).
             awk -F', ' '{s += $2; n++} END {if (n) printf "nvidia-smi utilization.gpu mean %.1f%% over %d samples (100 ms, whole process)\n", s / n, n}' \
                 "$out/smi-$c.csv" | tee -a "$out/engine-$c.log"
             # The samples inside the bench's second half (its "window unix" line), the
             # window its "kernels running" figure covers.
-            python3 - "$out/smi-$c.csv" $(grep -o 'window unix [0-9.]* [0-9.]*' "$out/engine-$c.log" | cut -d' ' -f3-4) <<'PY' | tee -a "$out/engine-$c.log"
+            window="$(grep -o 'window unix [0-9.]* [0-9.]*' "$out/engine-$c.log" | cut -d' ' -f3-4)"
+            [ -n "$window" ] || continue # the bench failed before its deadline
+            # shellcheck disable=SC2086 # the window is two numbers
+            python3 - "$out/smi-$c.csv" $window <<'PY' | tee -a "$out/engine-$c.log"
 import sys, datetime
 path, t0, t1 = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
 u = []

@@ -16,12 +16,8 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${OUT:-$repo/device-out}"
 mkdir -p "$out"
 bin=/tmp/cuzk
-if [ ! -x "$bin/gpu_bench" ]; then
-    mkdir -p "$bin"
-    tar -xf "$repo/.devbin/bin.txz" -C "$bin" 2>/dev/null ||
-        python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
-            "$repo/.devbin/bin.txz" "$bin"
-fi
+. "$repo/scripts/devbin.sh"
+unpack_devbin "$repo/.devbin/bin.txz" "$bin" gpu_bench
 sections=(--section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats
     --section Occupancy --section LaunchStats --section SchedulerStats --section InstructionStats)
 

@@ -18,13 +18,8 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${OUT:-$repo/device-out}"
 mkdir -p "$out"
 bin=/tmp/cuzk
-if [ ! -x "$bin/gpu_msm" ]; then
-    mkdir -p "$bin"
-    # tar reads xz through xz(1); Python's lzma where that is missing.
-    tar -xf "$repo/.devbin/bin.txz" -C "$bin" 2>/dev/null ||
-        python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
-            "$repo/.devbin/bin.txz" "$bin"
-fi
+. "$repo/scripts/devbin.sh"
+unpack_devbin "$repo/.devbin/bin.txz" "$bin" gpu_msm
 tools=("$@")
 [ ${#tools[@]} -gt 0 ] || tools=(memcheck racecheck)
 limit="${CUZK_SANITIZE_LIMIT:-240}"

@@ -72,6 +72,13 @@ static inline void madc_wide_cc(uint32_t& lo, uint32_t& hi, uint32_t a, uint32_t
 static inline void madc_wide(uint32_t& lo, uint32_t& hi, uint32_t a, uint32_t b, uint32_t c_lo, uint32_t c_hi) { lo = madc_lo_cc(a, b, c_lo); hi = addc((uint32_t)(((uint64_t)a * b) >> 32), c_hi); }
 #endif
 
+// The moduli's limbs, little-endian, declared once: as immediates through Params::mod (the
+// additions and the final subtraction fold them into instructions) and in constant memory.
+#define CUZK_FP_MODULUS 0xffffaaabu, 0xb9feffffu, 0xb153ffffu, 0x1eabfffeu, 0xf6b0f624u, 0x6730d2a0u, \
+                        0xf38512bfu, 0x64774b84u, 0x434bacd7u, 0x4b1ba7b6u, 0x397fe69au, 0x1a0111eau
+#define CUZK_FR_MODULUS 0x00000001u, 0xffffffffu, 0xfffe5bfeu, 0x53bda402u, 0x09a1d805u, 0x3339d808u, \
+                        0x299d7d48u, 0x73eda753u
+
 // The moduli's limbs in constant memory, for the reduction rows of operator*: ptxas fuses a
 // mad.lo/madc.hi pair into one IMAD.WIDE.U32.X when the second factor is a register or a
 // constant-bank operand, not when it is an immediate (then each half is an IMAD with a
@@ -81,10 +88,8 @@ static inline void madc_wide(uint32_t& lo, uint32_t& hi, uint32_t a, uint32_t b,
 #else
 #define CUZK_CONSTANT static const
 #endif
-CUZK_CONSTANT uint32_t cuzk_fp_mod[12] = {0xffffaaabu, 0xb9feffffu, 0xb153ffffu, 0x1eabfffeu, 0xf6b0f624u, 0x6730d2a0u,
-                                          0xf38512bfu, 0x64774b84u, 0x434bacd7u, 0x4b1ba7b6u, 0x397fe69au, 0x1a0111eau};
-CUZK_CONSTANT uint32_t cuzk_fr_mod[8] = {0x00000001u, 0xffffffffu, 0xfffe5bfeu, 0x53bda402u,
-                                         0x09a1d805u, 0x3339d808u, 0x299d7d48u, 0x73eda753u};
+CUZK_CONSTANT uint32_t cuzk_fp_mod[12] = {CUZK_FP_MODULUS};
+CUZK_CONSTANT uint32_t cuzk_fr_mod[8] = {CUZK_FR_MODULUS};
 
 // ---- field parameters: limbs as immediates so unrolled loops fold them into instructions ----
 struct FpParams {
@@ -92,9 +97,8 @@ struct FpParams {
     HD static uint32_t mod_operand(int i) { return cuzk_fp_mod[i]; }
     static constexpr uint32_t INV = 0xfffcfffdu;  // -p^-1 mod 2^32
     HD static constexpr uint32_t mod(int i) {
-        return i == 0 ? 0xffffaaabu : i == 1 ? 0xb9feffffu : i == 2 ? 0xb153ffffu : i == 3 ? 0x1eabfffeu :
-               i == 4 ? 0xf6b0f624u : i == 5 ? 0x6730d2a0u : i == 6 ? 0xf38512bfu : i == 7 ? 0x64774b84u :
-               i == 8 ? 0x434bacd7u : i == 9 ? 0x4b1ba7b6u : i == 10 ? 0x397fe69au : 0x1a0111eau;
+        constexpr uint32_t m[N] = {CUZK_FP_MODULUS};
+        return m[i];
     }
     // R mod p: the Montgomery form of 1.
     HD static constexpr uint32_t one(int i) {
@@ -109,8 +113,8 @@ struct FrParams {
     HD static uint32_t mod_operand(int i) { return cuzk_fr_mod[i]; }
     static constexpr uint32_t INV = 0xffffffffu;  // -r^-1 mod 2^32
     HD static constexpr uint32_t mod(int i) {
-        return i == 0 ? 0x00000001u : i == 1 ? 0xffffffffu : i == 2 ? 0xfffe5bfeu : i == 3 ? 0x53bda402u :
-               i == 4 ? 0x09a1d805u : i == 5 ? 0x3339d808u : i == 6 ? 0x299d7d48u : 0x73eda753u;
+        constexpr uint32_t m[N] = {CUZK_FR_MODULUS};
+        return m[i];
     }
     HD static constexpr uint32_t one(int i) {
         return i == 0 ? 0xfffffffeu : i == 1 ? 0x00000001u : i == 2 ? 0x00034802u : i == 3 ? 0x5884b7fau :

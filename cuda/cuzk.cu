@@ -103,8 +103,10 @@ extern "C" __global__ void cuzk_ntt_ab_minus_c(fr_t* a, const fr_t* b, const fr_
 }
 
 // The NTT tile kernels come in two builds: radix-8 steps (8 elements per thread in registers,
-// three stages per barrier; about 155 registers) and radix-4 steps (4 per thread, two per
-// barrier; fewer registers, so more warps per SM to hide the carry chains' latency).
+// three stages per barrier; about 130 registers) and radix-4 steps (4 per thread, two per
+// barrier; about 74 registers, so more warps per SM to hide the carry chains' latency; a
+// bound of 64 registers for a fourth block per SM spilled a few bytes and ran no faster on an
+// H200).
 // `NttTuning::radix_log` picks one (src/gpu/kernels.rs).
 
 // The barrier between a tile's steps.
@@ -117,14 +119,15 @@ struct cuzk_block_sync {
 // the gather reads elements that other blocks own.
 template <int R>
 __device__ __forceinline__ void ntt_first_stages(const fr_t* src, fr_t* dst, const fr_t* tw, uint32_t log_n) {
-    __shared__ fr_t sh[1 << CUZK_NTT_SMEM_LOG];
+    __shared__ alignas(16) uint32_t words[8 * CUZK_NTT_TILE_MAX];
+    const ntt_smem_t sh = {words};
     const uint32_t sl = log_n < CUZK_NTT_SMEM_LOG ? log_n : CUZK_NTT_SMEM_LOG;
     const uint32_t bs = 1u << sl, base = blockIdx.x * bs, t = threadIdx.x, nt = blockDim.x;
-    for (uint32_t u = t; u < bs; u += nt) sh[u] = src[cuzk_bitrev(base + u, log_n)];
+    for (uint32_t u = t; u < bs; u += nt) sh.set(u, src[cuzk_bitrev(base + u, log_n)]);
     __syncthreads();
     const ntt_tile_t tile = {base, 0, 0, log_n};
     ntt_tile_all_stages<R>(sh, tw, tile, bs, sl, t, nt, cuzk_block_sync{});
-    for (uint32_t u = t; u < bs; u += nt) dst[base + u] = sh[u];
+    for (uint32_t u = t; u < bs; u += nt) dst[base + u] = sh.get(u);
 }
 
 extern "C" __global__ void __launch_bounds__((1 << CUZK_NTT_SMEM_LOG) / 8)
@@ -142,21 +145,20 @@ extern "C" __global__ void __launch_bounds__((1 << CUZK_NTT_SMEM_LOG) / 4)
 // sub-transforms for these stages; a block takes 2^k of them at 2^CUZK_NTT_MID_LOW consecutive
 // low indices (512-byte contiguous rows, so loads coalesce), does the k stages in shared
 // memory, and writes back. One pass per k stages instead of one per stage.
-#define CUZK_NTT_MID_LOW 4
-#define CUZK_NTT_MID_MAX 6
 template <int R>
 __device__ __forceinline__ void ntt_mid_stages(fr_t* v, const fr_t* tw, uint32_t log_n, uint32_t s0, uint32_t k) {
-    __shared__ fr_t sh[1 << (CUZK_NTT_MID_LOW + CUZK_NTT_MID_MAX)];
+    __shared__ alignas(16) uint32_t words[8 * CUZK_NTT_TILE_MAX];
+    const ntt_smem_t sh = {words};
     const uint32_t C = CUZK_NTT_MID_LOW;
     const uint32_t elems = 1u << (k + C);
     const uint32_t groups_log = s0 - C;  // low-index groups of 2^C below bit s0
     const uint32_t lg = blockIdx.x & ((1u << groups_log) - 1), hi = blockIdx.x >> groups_log;
     const ntt_tile_t tile = {(hi << (s0 + k)) + (lg << C), s0, C, log_n};
     const uint32_t t = threadIdx.x, nt = blockDim.x;
-    for (uint32_t u = t; u < elems; u += nt) sh[u] = v[tile.global(u)];
+    for (uint32_t u = t; u < elems; u += nt) sh.set(u, v[tile.global(u)]);
     __syncthreads();
     ntt_tile_all_stages<R>(sh, tw, tile, elems, k, t, nt, cuzk_block_sync{});
-    for (uint32_t u = t; u < elems; u += nt) v[tile.global(u)] = sh[u];
+    for (uint32_t u = t; u < elems; u += nt) v[tile.global(u)] = sh.get(u);
 }
 
 extern "C" __global__ void __launch_bounds__((1 << (CUZK_NTT_MID_LOW + CUZK_NTT_MID_MAX)) / 8)

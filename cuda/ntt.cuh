@@ -14,6 +14,48 @@
 #include "field.cuh"
 
 #define CUZK_NTT_SMEM_LOG 10
+// The later passes' tiles: 2^CUZK_NTT_MID_MAX sub-transforms at 2^CUZK_NTT_MID_LOW consecutive
+// indices (see cuzk_ntt_mid_stages).
+#define CUZK_NTT_MID_LOW 4
+#define CUZK_NTT_MID_MAX 6
+// Elements of the largest tile either kind of pass holds in shared memory.
+#define CUZK_NTT_TILE_MAX \
+    (1u << (CUZK_NTT_SMEM_LOG > CUZK_NTT_MID_LOW + CUZK_NTT_MID_MAX ? CUZK_NTT_SMEM_LOG : CUZK_NTT_MID_LOW + CUZK_NTT_MID_MAX))
+
+// A tile in shared memory, each element split in two 16-byte halves: the low halves of all
+// elements first, then the high halves. A warp reading consecutive elements then reads each
+// half as contiguous 16-byte words, eight threads per 128 bytes, which the banks serve without
+// conflict; whole 32-byte elements side by side put every thread's second 16 bytes on the
+// banks of the next thread's first (two-way conflicts on every access).
+struct ntt_smem_t {
+    uint32_t* w;  // 8 * CUZK_NTT_TILE_MAX words, 16-byte aligned
+    HD fr_t get(uint32_t u) const {
+        fr_t x;
+#if defined(__CUDA_ARCH__)
+        const uint4 lo = reinterpret_cast<const uint4*>(w)[u];
+        const uint4 hi = reinterpret_cast<const uint4*>(w)[CUZK_NTT_TILE_MAX + u];
+        x.v[0] = lo.x, x.v[1] = lo.y, x.v[2] = lo.z, x.v[3] = lo.w;
+        x.v[4] = hi.x, x.v[5] = hi.y, x.v[6] = hi.z, x.v[7] = hi.w;
+#else
+        for (int i = 0; i < 4; i++) {
+            x.v[i] = w[4 * u + i];
+            x.v[4 + i] = w[4 * (CUZK_NTT_TILE_MAX + u) + i];
+        }
+#endif
+        return x;
+    }
+    HD void set(uint32_t u, const fr_t& x) const {
+#if defined(__CUDA_ARCH__)
+        reinterpret_cast<uint4*>(w)[u] = make_uint4(x.v[0], x.v[1], x.v[2], x.v[3]);
+        reinterpret_cast<uint4*>(w)[CUZK_NTT_TILE_MAX + u] = make_uint4(x.v[4], x.v[5], x.v[6], x.v[7]);
+#else
+        for (int i = 0; i < 4; i++) {
+            w[4 * u + i] = x.v[i];
+            w[4 * (CUZK_NTT_TILE_MAX + u) + i] = x.v[4 + i];
+        }
+#endif
+    }
+};
 
 // base^e from the table pw[k] = base^(2^k).
 HD fr_t cuzk_pow_table(const fr_t* pw, uint32_t e) {
@@ -79,7 +121,7 @@ struct ntt_tile_t {
 // are the tile's elements with those R stage bits cleared, in order). The R stages' 2^R - 1
 // distinct twiddles are loaded first. tw[j] = omega^j, j < n/2.
 template <int R>
-HD void ntt_radix_step(fr_t* sh, const fr_t* tw, const ntt_tile_t& tile, uint32_t d0, uint32_t g) {
+HD void ntt_radix_step(const ntt_smem_t& sh, const fr_t* tw, const ntt_tile_t& tile, uint32_t d0, uint32_t g) {
     const uint32_t pos = d0 + tile.low;
     const uint32_t lowmask = (1u << pos) - 1;
     const uint32_t u0 = (g & lowmask) | ((g >> pos) << (pos + R));
@@ -102,7 +144,7 @@ HD void ntt_radix_step(fr_t* sh, const fr_t* tw, const ntt_tile_t& tile, uint32_
     }
     fr_t x[1 << R];
 #pragma unroll
-    for (int e = 0; e < (1 << R); e++) x[e] = sh[u0 | ((uint32_t)e << pos)];
+    for (int e = 0; e < (1 << R); e++) x[e] = sh.get(u0 | ((uint32_t)e << pos));
 #pragma unroll
     for (int q = 0; q < R; q++) {
 #pragma unroll
@@ -114,13 +156,13 @@ HD void ntt_radix_step(fr_t* sh, const fr_t* tw, const ntt_tile_t& tile, uint32_
         }
     }
 #pragma unroll
-    for (int e = 0; e < (1 << R); e++) sh[u0 | ((uint32_t)e << pos)] = x[e];
+    for (int e = 0; e < (1 << R); e++) sh.set(u0 | ((uint32_t)e << pos), x[e]);
 }
 
 // Thread t's share of local stages d0 .. d0+r-1 (r <= R_MAX <= 3) of a tile of `elems`
 // elements run by `threads` threads: the tile's elems / 2^r groups, strided.
 template <int R_MAX>
-HD void ntt_tile_stages(fr_t* sh, const fr_t* tw, const ntt_tile_t& tile, uint32_t elems, uint32_t d0, uint32_t r,
+HD void ntt_tile_stages(const ntt_smem_t& sh, const fr_t* tw, const ntt_tile_t& tile, uint32_t elems, uint32_t d0, uint32_t r,
                         uint32_t t, uint32_t threads) {
     const uint32_t groups = elems >> r;
     for (uint32_t g = t; g < groups; g += threads) {
@@ -136,7 +178,7 @@ HD void ntt_tile_stages(fr_t* sh, const fr_t* tw, const ntt_tile_t& tile, uint32
 // The stages of a whole tile, R_MAX at a time, `sync()` between steps (the block's barrier
 // on the device; nothing on the host, which runs one thread at a time).
 template <int R_MAX, class Sync>
-HD void ntt_tile_all_stages(fr_t* sh, const fr_t* tw, const ntt_tile_t& tile, uint32_t elems, uint32_t stages,
+HD void ntt_tile_all_stages(const ntt_smem_t& sh, const fr_t* tw, const ntt_tile_t& tile, uint32_t elems, uint32_t stages,
                             uint32_t t, uint32_t threads, Sync sync) {
     for (uint32_t d = 0; d < stages; d += R_MAX) {
         ntt_tile_stages<R_MAX>(sh, tw, tile, elems, d, stages - d < (uint32_t)R_MAX ? stages - d : R_MAX, t, threads);

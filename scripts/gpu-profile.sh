@@ -20,6 +20,16 @@ bin=/tmp/cuzk
 unpack_devbin "$repo/.devbin/bin.txz" "$bin" gpu_bench
 sections=(--section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats
     --section Occupancy --section LaunchStats --section SchedulerStats --section InstructionStats)
+# Which pipe an arithmetic kernel fills (integer multiply-adds run on the FMA pipes): the
+# candidates this ncu knows for this GPU, so that an unknown name cannot fail the whole run.
+pipes=()
+known="$(ncu --query-metrics 2>/dev/null | awk '{print $1}')"
+for m in sm__pipe_fma_cycles_active sm__pipe_fmaheavy_cycles_active sm__pipe_alu_cycles_active \
+    sm__inst_executed_pipe_fma sm__inst_executed_pipe_fmaheavy sm__inst_executed_pipe_alu \
+    sm__inst_executed_pipe_lsu sm__pipe_shared_cycles_active; do
+    grep -qx "$m" <<<"$known" && pipes+=("$m.avg.pct_of_peak_sustained_active")
+done
+[ ${#pipes[@]} -eq 0 ] || sections+=(--metrics "$(IFS=,; echo "${pipes[*]}")")
 
 profile() { # part, kernel regex, launches, gpu_bench args...
     local part="$1" kernels="$2" count="$3"
@@ -29,8 +39,8 @@ profile() { # part, kernel regex, launches, gpu_bench args...
         "${sections[@]}" "$bin/gpu_bench" "$@" >"$out/ncu-$part.txt" 2>&1
     echo "ncu $part rc=$?"
     # The figures that say what bounds each kernel.
-    grep -E "^  cuzk_|Compute \(SM\) Throughput|Memory Throughput|Duration|Registers Per|Achieved Occupancy|Issue Slots Busy|Executed Ipc Active|No Eligible|Warp Cycles Per Issued|Stall|Theoretical Occupancy|Block Limit Registers" \
-        "$out/ncu-$part.txt" | head -n 80
+    grep -E "^  cuzk_|Compute \(SM\) Throughput|Memory Throughput|Duration|Registers Per|Achieved Occupancy|Issue Slots Busy|Executed Ipc Active|No Eligible|Warp Cycles Per Issued|Stall|Theoretical Occupancy|Block Limit Registers|pipe" \
+        "$out/ncu-$part.txt" | head -n 120
 }
 
 parts=("$@")

@@ -9,9 +9,6 @@
 #include <vector>
 #include "../ntt.cuh"
 
-#define SMEM_LOG 10  // CUZK_NTT_SMEM_LOG
-#define MID_LOW 4    // CUZK_NTT_MID_LOW in cuzk.cu
-#define MID_MAX 6    // CUZK_NTT_MID_MAX in cuzk.cu
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
 static uint64_t next_u64() {  // xorshift64*
@@ -80,7 +77,7 @@ static std::vector<fr_t> reference(const std::vector<fr_t>& in, const std::vecto
 
 // The stages of one tile, the threads of each step in reverse.
 template <int R>
-static void run_tile(fr_t* sh, const fr_t* tw, const ntt_tile_t& tile, uint32_t elems, uint32_t stages) {
+static void run_tile(const ntt_smem_t& sh, const fr_t* tw, const ntt_tile_t& tile, uint32_t elems, uint32_t stages) {
     uint32_t threads = elems >> R;
     if (threads == 0) threads = 1;
     for (uint32_t d = 0; d < stages; d += R) {
@@ -93,24 +90,26 @@ static void run_tile(fr_t* sh, const fr_t* tw, const ntt_tile_t& tile, uint32_t 
 // launches them.
 template <int R>
 static std::vector<fr_t> tiled(const std::vector<fr_t>& in, const std::vector<fr_t>& tw, uint32_t log_n) {
-    uint32_t n = 1u << log_n, sl = log_n < SMEM_LOG ? log_n : SMEM_LOG, bs = 1u << sl;
-    std::vector<fr_t> out(n), sh(1u << (MID_LOW + MID_MAX > SMEM_LOG ? MID_LOW + MID_MAX : SMEM_LOG));
+    uint32_t n = 1u << log_n, sl = log_n < CUZK_NTT_SMEM_LOG ? log_n : CUZK_NTT_SMEM_LOG, bs = 1u << sl;
+    std::vector<fr_t> out(n);
+    std::vector<uint32_t> words(8 * CUZK_NTT_TILE_MAX);
+    const ntt_smem_t sh = {words.data()};
     for (uint32_t b = 0; b < (n >> sl); b++) {
         uint32_t base = b * bs;
-        for (uint32_t u = 0; u < bs; u++) sh[u] = in[cuzk_bitrev(base + u, log_n)];
+        for (uint32_t u = 0; u < bs; u++) sh.set(u, in[cuzk_bitrev(base + u, log_n)]);
         ntt_tile_t tile = {base, 0, 0, log_n};
-        run_tile<R>(sh.data(), tw.data(), tile, bs, sl);
-        for (uint32_t u = 0; u < bs; u++) out[base + u] = sh[u];
+        run_tile<R>(sh, tw.data(), tile, bs, sl);
+        for (uint32_t u = 0; u < bs; u++) out[base + u] = sh.get(u);
     }
     for (uint32_t s0 = sl; s0 < log_n;) {
-        uint32_t k = log_n - s0 < MID_MAX ? log_n - s0 : MID_MAX, elems = 1u << (k + MID_LOW);
-        uint32_t groups_log = s0 - MID_LOW;
-        for (uint32_t blk = 0; blk < (n >> (k + MID_LOW)); blk++) {
+        uint32_t k = log_n - s0 < CUZK_NTT_MID_MAX ? log_n - s0 : CUZK_NTT_MID_MAX, elems = 1u << (k + CUZK_NTT_MID_LOW);
+        uint32_t groups_log = s0 - CUZK_NTT_MID_LOW;
+        for (uint32_t blk = 0; blk < (n >> (k + CUZK_NTT_MID_LOW)); blk++) {
             uint32_t lg = blk & ((1u << groups_log) - 1), hi = blk >> groups_log;
-            ntt_tile_t tile = {(hi << (s0 + k)) + (lg << MID_LOW), s0, MID_LOW, log_n};
-            for (uint32_t u = 0; u < elems; u++) sh[u] = out[tile.global(u)];
-            run_tile<R>(sh.data(), tw.data(), tile, elems, k);
-            for (uint32_t u = 0; u < elems; u++) out[tile.global(u)] = sh[u];
+            ntt_tile_t tile = {(hi << (s0 + k)) + (lg << CUZK_NTT_MID_LOW), s0, CUZK_NTT_MID_LOW, log_n};
+            for (uint32_t u = 0; u < elems; u++) sh.set(u, out[tile.global(u)]);
+            run_tile<R>(sh, tw.data(), tile, elems, k);
+            for (uint32_t u = 0; u < elems; u++) out[tile.global(u)] = sh.get(u);
         }
         s0 += k;
     }

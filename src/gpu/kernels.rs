@@ -25,9 +25,11 @@ pub(crate) const NTT_SMEM_LOG: u32 = 10;
 /// each block loads (`CUZK_NTT_MID_LOW`).
 pub(crate) const NTT_MID_MAX: u32 = 6;
 pub(crate) const NTT_MID_LOW: u32 = 4;
-/// The NTT tile kernels' default radix per thread step. Radix 4 (64 registers: 32 warps per
-/// SM) rather than 8 (155 registers, 12 warps): each product is one chain of carries, so the
-/// SM needs many warps to hide its latency (`NttTuning` picks the other for benchmarks).
+/// The NTT tile kernels' default radix per thread step. Radix 4 (about 74 registers: 24
+/// warps per SM) and radix 8 (about 130: 16 warps) ran within 2% of each other on an H200
+/// once the tiles' loads were 16 bytes wide (2^27: 41.3 against 41.9 ms of kernels); radix 4
+/// leaves more warps to hide the products' latency (`NttTuning` picks the other for
+/// benchmarks).
 const NTT_DEFAULT_RADIX: u32 = 4;
 
 /// The tile kernels for `radix` (4 or 8), and threads for a tile of 2^`log` elements (one

@@ -5,7 +5,7 @@
 //! cargo run --release --features test-fixtures --bin engine_bench -- \
 //!     [--seconds 30] [--constraints 16384] [--partitions 2] [--backlog 6] \
 //!     [--devices 1] [--workers 2] [--finalizers 2] [--gpu 0] [--max-gpus 0] \
-//!     [--jobs 0 --proofs-out FILE]
+//!     [--feeders 2] [--jobs 0 --proofs-out FILE]
 //! ```
 //!
 //! `--devices N` gives N logical CPU devices; `--gpu 1` uses every CUDA GPU instead (a build
@@ -13,7 +13,8 @@
 //! `--max-gpus K` only the first K GPUs. Params come from the test-only fixture generator,
 //! which is why the bench needs that feature.
 //!
-//! By default the feeder keeps `--backlog` partitions queued for `--seconds`. `--jobs N`
+//! By default `--feeders` threads keep `--backlog` partitions queued for `--seconds`, each
+//! copying its next job's inputs before it waits for room in the queue. `--jobs N`
 //! instead proves a fixed backlog: N jobs queued at once, each with its own reproducible
 //! r and s, timed until the last proof is back. Every proof is checked against its own
 //! job's public inputs, and `--proofs-out` writes them one per line (job, partition, hex),
@@ -44,6 +45,8 @@ struct Args {
     finalizers: usize,
     /// 0: every GPU; k > 0: the first k.
     max_gpus: usize,
+    /// Threads that copy jobs' inputs and queue them (timed mode).
+    feeders: usize,
     /// 0: timed mode; n > 0: a fixed backlog of n jobs.
     jobs: u64,
     proofs_out: Option<String>,
@@ -60,6 +63,7 @@ fn parse() -> Result<Args, String> {
         finalizers: 2,
         gpu: 0,
         max_gpus: 0,
+        feeders: 2,
         jobs: 0,
         proofs_out: None,
     };
@@ -83,6 +87,7 @@ fn parse() -> Result<Args, String> {
             "--finalizers" => a.finalizers = n as usize,
             "--gpu" => a.gpu = n as usize,
             "--max-gpus" => a.max_gpus = n as usize,
+            "--feeders" => a.feeders = (n as usize).max(1),
             "--jobs" => a.jobs = n,
             _ => return Err(format!("unknown flag {flag}")),
         }
@@ -169,7 +174,7 @@ fn main() {
     let shape = partitions[0].shape();
     println!(
         "engine_bench: {} constraints (domain {}), {} partitions/job, backlog {} partitions, \
-         {} device(s) x {} workers, {} finalizers, {} s; setup {:.1} s",
+         {} device(s) x {} workers, {} finalizers, {} feeders, {} s; setup {:.1} s",
         shape.constraints,
         shape.domain_size(),
         args.partitions,
@@ -177,6 +182,7 @@ fn main() {
         args.devices,
         args.workers,
         args.finalizers,
+        args.feeders,
         args.seconds,
         t.elapsed().as_secs_f64()
     );
@@ -239,26 +245,39 @@ fn main() {
                 }
             }
         });
-        // The feeder keeps at least `backlog` partitions queued.
-        let feeder = s.spawn(|| {
-            while !stop.load(Relaxed) {
-                let queued: u64 = engine.stats().queue_depth.iter().sum();
-                if queued >= args.backlog {
-                    std::thread::sleep(Duration::from_micros(200));
-                    continue;
-                }
-                let job = engine
-                    .prove_start(
-                        srs.clone(),
-                        partitions.clone(),
-                        RandomnessChoice::Random,
-                        Priority::PorepSnap,
-                    )
-                    .expect("admitted");
-                jobs_tx.send(job).expect("collector alive");
-            }
-            drop(jobs_tx);
-        });
+        // The feeders keep at least `backlog` partitions queued. Each copies its next job's
+        // inputs first, while the queue is still full: at 2^22 a job's two partitions are
+        // about 1 GB of fresh pages, and one thread copying them between submissions fell
+        // behind an H200 (every job's first partition found the queue empty and the device
+        // idle for 130-290 ms: notes/engine.md).
+        let feeders: Vec<_> = (0..args.feeders)
+            .map(|_| {
+                let jobs_tx = jobs_tx.clone();
+                let (engine, srs, partitions, stop, args) =
+                    (&engine, &srs, &partitions, &stop, &args);
+                s.spawn(move || {
+                    while !stop.load(Relaxed) {
+                        let inputs = partitions.clone();
+                        while engine.stats().queue_depth.iter().sum::<u64>() >= args.backlog {
+                            if stop.load(Relaxed) {
+                                return;
+                            }
+                            std::thread::sleep(Duration::from_micros(200));
+                        }
+                        let job = engine
+                            .prove_start(
+                                srs.clone(),
+                                inputs,
+                                RandomnessChoice::Random,
+                                Priority::PorepSnap,
+                            )
+                            .expect("admitted");
+                        jobs_tx.send(job).expect("collector alive");
+                    }
+                })
+            })
+            .collect();
+        drop(jobs_tx);
         // The second half of the run is the steady state: the first fills the backlog and
         // warms the device (SRS and matrices made resident).
         let run = Duration::from_secs(args.seconds);
@@ -268,7 +287,9 @@ fn main() {
         // Read while the backlog still exists, so the figures are the steady state.
         let (at_deadline, deadline) = (engine.stats(), unix_now());
         stop.store(true, Relaxed);
-        feeder.join().expect("feeder");
+        for feeder in feeders {
+            feeder.join().expect("feeder");
+        }
         (at_half, half, at_deadline, deadline)
     });
     report("with a backlog, at the deadline", &at_deadline);

@@ -188,3 +188,8 @@ PY
         ;;
     esac
 done
+
+# The device tool brings back at most eight files from $OUT, so the logs go back as one
+# archive (a call cut off by its time limit leaves them loose: the first eight come back).
+(cd "$out" && shopt -s nullglob && files=(*) && [ ${#files[@]} -gt 0 ] &&
+    tar -cJf logs.txz --remove-files -- "${files[@]}")

@@ -286,7 +286,7 @@ impl Worker {
         let (evaluations, kept, copy_res) = match &deferred {
             Some(_) => (evaluations, None, None),
             None if may_retry => match shared.budget.try_reserve(eval_res.bytes()) {
-                Ok(r) => (evaluations.clone(), Some(evaluations), Some(r)),
+                Ok(r) => (evaluations.par_clone(), Some(evaluations), Some(r)),
                 Err(_) => (evaluations, None, None),
             },
             None => (evaluations, None, None),

@@ -23,6 +23,27 @@ pub struct Evaluations {
     pub c: Vec<Scalar>,
 }
 
+impl Evaluations {
+    /// A copy made by the rayon pool's threads, each writing its own part of the new
+    /// vectors (fresh pages included). The engine keeps such a copy of a partition that may
+    /// be retried while a device worker stages it, so its time is a wait whenever the
+    /// device has nothing else queued: 384 MB at 2^22 constraints, 12 GB for a 32GiB PoRep
+    /// partition that is not recorded.
+    pub fn par_clone(&self) -> Self {
+        use rayon::prelude::*;
+        let copy = |v: &Vec<Scalar>| {
+            let mut out = Vec::with_capacity(v.len());
+            v.par_iter().copied().collect_into_vec(&mut out);
+            out
+        };
+        Evaluations {
+            a: copy(&self.a),
+            b: copy(&self.b),
+            c: copy(&self.c),
+        }
+    }
+}
+
 /// The variable assignment and which variables each SRS section covers.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Witness {
@@ -190,5 +211,25 @@ impl Witness {
             "b_g1",
         )?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn par_clone_is_an_equal_copy() {
+        // Lengths that split unevenly over the pool's threads, and an empty vector.
+        let v = |n: u64, k: u64| (0..n).map(|i| Scalar::from(i * k + 1)).collect::<Vec<_>>();
+        let e = Evaluations {
+            a: v(100_003, 3),
+            b: v(0, 5),
+            c: v(4097, 7),
+        };
+        let copy = e.par_clone();
+        assert_eq!(copy, e);
+        assert_eq!(copy.a.len(), 100_003);
+        assert_ne!(copy.a.as_ptr(), e.a.as_ptr());
     }
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (no cargo, no network), from the repository root, with the binaries
 # scripts/build-device.sh staged in .devbin/ (and peer/build-device.sh's in .devbin-peer/,
-# for `c2`). Logs go to $OUT (or ./device-out). Each part is one device-tool call's worth:
+# for `c2`). Logs go to $OUT (or ./device-out), as logs.txz. Each part is one device-tool
+# call's worth:
 #
 #   scripts/device-suite.sh tests      the GPU tests, then every Filecoin kind's tests on the GPU
 #   scripts/device-suite.sh c2 [SIZE]  the PoRep C2 backlog (filecoin_bench) at SIZE (2KiB):
@@ -34,11 +35,8 @@
 # Several parts may be given in one call: `scripts/device-suite.sh tests c2 2KiB engine`.
 set -uo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-out="${OUT:-$repo/device-out}"
-mkdir -p "$out"
-bin=/tmp/cuzk
 . "$repo/scripts/devbin.sh"
-unpack_devbin "$repo/.devbin/bin.txz" "$bin" cuzk_fixtures
+devbin_open cuzk_fixtures
 [ -f "$repo/.devbin-peer/peer.txz" ] &&
     unpack_devbin "$repo/.devbin-peer/peer.txz" /tmp/peer filecoin_bench_supraseal
 # The Filecoin tests and benches look for their params and scratch here; filecoin-proofs
@@ -188,8 +186,3 @@ PY
         ;;
     esac
 done
-
-# The device tool brings back at most eight files from $OUT, so the logs go back as one
-# archive (a call cut off by its time limit leaves them loose: the first eight come back).
-(cd "$out" && shopt -s nullglob && files=(*) && [ ${#files[@]} -gt 0 ] &&
-    tar -cJf logs.txz --remove-files -- "${files[@]}")

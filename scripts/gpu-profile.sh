@@ -2,7 +2,7 @@
 # Runs on the GPU machine: Nsight Compute over one launch of each hot kernel, driven by
 # gpu_bench from scripts/build-device.sh's .devbin/. Says what bounds a kernel (its issue
 # slots, its pipes, memory, or warps stalled on dependencies) before anyone rewrites it.
-# Logs go to $OUT (or ./device-out): ncu-<part>.txt.
+# Logs go to $OUT (or ./device-out): ncu-<part>.txt, in logs.txz.
 #
 #   scripts/gpu-profile.sh [PART...]   PART: msm (G1 accumulate, scatter, bucket reduce at
 #                                      2^24), ntt (the radix-4 tile kernels at 2^26), g2 (the
@@ -13,11 +13,8 @@
 # matching launches are profiled.
 set -uo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-out="${OUT:-$repo/device-out}"
-mkdir -p "$out"
-bin=/tmp/cuzk
 . "$repo/scripts/devbin.sh"
-unpack_devbin "$repo/.devbin/bin.txz" "$bin" gpu_bench
+devbin_open gpu_bench
 sections=(--section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats
     --section Occupancy --section LaunchStats --section SchedulerStats --section InstructionStats)
 # Which pipe an arithmetic kernel fills (integer multiply-adds run on the FMA pipes): the

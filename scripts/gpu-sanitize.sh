@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine: the GPU test binaries that scripts/build-device.sh staged in
-# .devbin/, under compute-sanitizer. Logs go to $OUT (or ./device-out).
+# .devbin/, under compute-sanitizer. Logs go to $OUT (or ./device-out), as logs.txz.
 #
 #   scripts/gpu-sanitize.sh [TOOL...]    TOOL: memcheck racecheck initcheck synccheck
 #                                        (default: memcheck racecheck)
@@ -15,11 +15,8 @@
 # sanitizers they take hours).
 set -uo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-out="${OUT:-$repo/device-out}"
-mkdir -p "$out"
-bin=/tmp/cuzk
 . "$repo/scripts/devbin.sh"
-unpack_devbin "$repo/.devbin/bin.txz" "$bin" gpu_msm
+devbin_open gpu_msm
 tools=("$@")
 [ ${#tools[@]} -gt 0 ] || tools=(memcheck racecheck)
 limit="${CUZK_SANITIZE_LIMIT:-240}"

@@ -240,7 +240,8 @@ struct alignas(16) Fe {
     // at limb 1), the even limbs of m onto lo and the odd ones onto hi (see operator*).
     //
     // Fr's lowest limb is 1: then q*m_0 is q itself, added with two additions on the integer
-    // pipe instead of a 64-bit product on the multiply pipe, which the NTT keeps busiest.
+    // pipe instead of a 64-bit product on the multiply pipe, which the NTT keeps busiest. Its
+    // next limb is 2^32 - 1, whose product is a shift and a subtraction.
     HD static void reduce_row(uint32_t (&lo)[N], uint32_t (&hi)[N]) {
         const uint32_t q = lo[0] * P::INV;
         if (P::mod(0) == 1) {
@@ -251,7 +252,16 @@ struct alignas(16) Fe {
         }
         _Pragma("unroll") for (int j = 2; j < N; j += 2) madc_wide_cc(lo[j], lo[j + 1], q, P::mod_operand(j), lo[j], lo[j + 1]);
         const uint32_t top = addc(0, 0);
-        mad_wide_cc(hi[0], hi[1], q, P::mod_operand(1), hi[0], hi[1]);
+        if (P::mod(1) == 0xffffffffu) {
+            // q*(2^32 - 1) = q*2^32 - q: its two limbs by one subtraction with borrow, added
+            // on the integer pipe (Fr's second limb; the same reason as m_0 above).
+            const uint32_t p_lo = sub_cc(0, q);
+            const uint32_t p_hi = subc(q, 0);
+            hi[0] = add_cc(hi[0], p_lo);
+            hi[1] = addc_cc(hi[1], p_hi);
+        } else {
+            mad_wide_cc(hi[0], hi[1], q, P::mod_operand(1), hi[0], hi[1]);
+        }
         _Pragma("unroll") for (int j = 3; j < N - 1; j += 2) madc_wide_cc(hi[j - 1], hi[j], q, P::mod_operand(j), hi[j - 1], hi[j]);
         madc_wide(hi[N - 2], hi[N - 1], q, P::mod_operand(N - 1), hi[N - 2], hi[N - 1]);
         hi[N - 1] += top;

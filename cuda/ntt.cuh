@@ -120,7 +120,12 @@ struct ntt_tile_t {
 // One radix-2^R step of a tile: local stages d0 .. d0+R-1 over group g of the tile (groups
 // are the tile's elements with those R stage bits cleared, in order). The R stages' 2^R - 1
 // distinct twiddles are loaded first. tw[j] = omega^j, j < n/2.
-template <int R>
+//
+// ORIGIN: the transform's first stages (global stage s0 + d0 = 0). Then g0's low R bits are 0
+// and stage q's twiddle index is e's low q bits alone: every pair whose lower element has
+// those bits 0 multiplies by omega^0 = 1, which is skipped (3 of the 4 products of a radix-4
+// step, 7 of 12 in radix 8; products are what bounds the tile kernels).
+template <int R, bool ORIGIN = false>
 HD void ntt_radix_step(const ntt_smem_t& sh, const fr_t* tw, const ntt_tile_t& tile, uint32_t d0, uint32_t g) {
     const uint32_t pos = d0 + tile.low;
     const uint32_t lowmask = (1u << pos) - 1;
@@ -138,6 +143,7 @@ HD void ntt_radix_step(const ntt_smem_t& sh, const fr_t* tw, const ntt_tile_t& t
         const uint32_t s = s_first + q;
 #pragma unroll
         for (int ee = 0; ee < (1 << q); ee++) {
+            if (ORIGIN && ee == 0) continue;  // omega^0, never read
             const uint32_t i = (g0 + ((uint32_t)ee << s_first)) & ((1u << s) - 1);
             w[(1 << q) - 1 + ee] = tw[i << (tile.log_n - 1 - s)];
         }
@@ -150,7 +156,8 @@ HD void ntt_radix_step(const ntt_smem_t& sh, const fr_t* tw, const ntt_tile_t& t
 #pragma unroll
         for (int e = 0; e < (1 << R); e++) {
             if (e & (1 << q)) continue;
-            const fr_t b = x[e | (1 << q)] * w[(1 << q) - 1 + (e & ((1 << q) - 1))];
+            const int k = e & ((1 << q) - 1);
+            const fr_t b = ORIGIN && k == 0 ? x[e | (1 << q)] : x[e | (1 << q)] * w[(1 << q) - 1 + k];
             x[e | (1 << q)] = x[e] - b;
             x[e] = x[e] + b;
         }
@@ -165,6 +172,11 @@ template <int R_MAX>
 HD void ntt_tile_stages(const ntt_smem_t& sh, const fr_t* tw, const ntt_tile_t& tile, uint32_t elems, uint32_t d0, uint32_t r,
                         uint32_t t, uint32_t threads) {
     const uint32_t groups = elems >> r;
+    // The transform's first step (one branch for the whole block): its trivial twiddles skipped.
+    if (tile.s0 + d0 == 0 && r == R_MAX) {
+        for (uint32_t g = t; g < groups; g += threads) ntt_radix_step<R_MAX, true>(sh, tw, tile, d0, g);
+        return;
+    }
     for (uint32_t g = t; g < groups; g += threads) {
         if (R_MAX >= 3 && r == 3)
             ntt_radix_step<(R_MAX >= 3 ? 3 : 1)>(sh, tw, tile, d0, g);

@@ -48,6 +48,12 @@ for _ in range(NF):
 for _ in range(NF):
     a, b = rng.randrange(R), rng.randrange(R)
     if _ == 0: a, b = R - 1, R - 1
+    # Zero factors, and a b whose Montgomery form's low limb is 0: reduction rows whose
+    # q is 0 next to rows whose q is not (the rows' special cases for Fr's low limbs).
+    if _ == 1: a = 0
+    if _ == 2: b = 0
+    if _ == 3: b = (rng.randrange(R) & ~0xffffffff) * pow(2**256, -1, R) % R
+    if _ == 4: a = 1
     out.append(' '.join([mr(a), mr(b), mr(a * b % R)]))
 # MSM cases: n, then n x (point x, y, scalar), then expected x y (canonical, 0 0 for infinity)
 G = (GX, GY)

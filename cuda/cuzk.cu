@@ -103,26 +103,29 @@ extern "C" __global__ void cuzk_ntt_ab_minus_c(fr_t* a, const fr_t* b, const fr_
 }
 
 // The NTT tile kernels come in two builds: radix-8 steps (8 elements per thread in registers,
-// three stages per barrier; about 130 registers) and radix-4 steps (4 per thread, two per
-// barrier; about 74 registers, so more warps per SM to hide the carry chains' latency; a
+// three stages per barrier; about 134 registers) and radix-4 steps (4 per thread, two per
+// barrier; about 80 registers, so more warps per SM to hide the carry chains' latency; a
 // bound of 64 registers for a fourth block per SM spilled a few bytes and ran no faster on an
-// H200).
-// `NttTuning::radix_log` picks one (src/gpu/kernels.rs).
+// H200; radix 4 is bounded to three blocks of 256 threads, 80 registers: registers go to a
+// warp in units of 256, so 81 to 88 a thread would leave room for two). `NttTuning::radix`
+// picks one (src/gpu/kernels.rs). Either runs both tile
+// geometries (ntt.cuh): the tile is dynamic shared memory of 32 * elements bytes, sized at
+// launch (64 KB needs the function's opt-in, set where the context loads the module).
 
 // The barrier between a tile's steps.
 struct cuzk_block_sync {
     __device__ __forceinline__ void operator()() const { __syncthreads(); }
 };
 
-// The bit-reversal gather and the first min(log_n, CUZK_NTT_SMEM_LOG) stages in one pass:
-// block b owns dst[b*bs, (b+1)*bs), bs = 2^sl, with bs / 2^R threads. Out of place because
-// the gather reads elements that other blocks own.
+extern __shared__ uint4 cuzk_ntt_tile[];
+
+// The bit-reversal gather and the first sl stages (sl = min(log_n, tile_log)) in one pass:
+// block b owns dst[b*bs, (b+1)*bs), bs = 2^sl. Out of place because the gather reads
+// elements that other blocks own.
 template <int R>
-__device__ __forceinline__ void ntt_first_stages(const fr_t* src, fr_t* dst, const fr_t* tw, uint32_t log_n) {
-    __shared__ alignas(16) uint32_t words[8 * CUZK_NTT_TILE_MAX];
-    const ntt_smem_t sh = {words};
-    const uint32_t sl = log_n < CUZK_NTT_SMEM_LOG ? log_n : CUZK_NTT_SMEM_LOG;
+__device__ __forceinline__ void ntt_first_stages(const fr_t* src, fr_t* dst, const fr_t* tw, uint32_t log_n, uint32_t sl) {
     const uint32_t bs = 1u << sl, base = blockIdx.x * bs, t = threadIdx.x, nt = blockDim.x;
+    const ntt_smem_t sh = {reinterpret_cast<uint32_t*>(cuzk_ntt_tile), bs};
     for (uint32_t u = t; u < bs; u += nt) sh.set(u, src[cuzk_bitrev(base + u, log_n)]);
     __syncthreads();
     const ntt_tile_t tile = {base, 0, 0, log_n};
@@ -130,30 +133,28 @@ __device__ __forceinline__ void ntt_first_stages(const fr_t* src, fr_t* dst, con
     for (uint32_t u = t; u < bs; u += nt) dst[base + u] = sh.get(u);
 }
 
-extern "C" __global__ void __launch_bounds__((1 << CUZK_NTT_SMEM_LOG) / 8)
-    cuzk_ntt_first_stages_r8(const fr_t* src, fr_t* dst, const fr_t* tw, uint32_t log_n) {
-    ntt_first_stages<3>(src, dst, tw, log_n);
+extern "C" __global__ void __launch_bounds__(CUZK_NTT_THREADS_R8)
+    cuzk_ntt_first_stages_r8(const fr_t* src, fr_t* dst, const fr_t* tw, uint32_t log_n, uint32_t sl) {
+    ntt_first_stages<3>(src, dst, tw, log_n, sl);
 }
 
-extern "C" __global__ void __launch_bounds__((1 << CUZK_NTT_SMEM_LOG) / 4)
-    cuzk_ntt_first_stages_r4(const fr_t* src, fr_t* dst, const fr_t* tw, uint32_t log_n) {
-    ntt_first_stages<2>(src, dst, tw, log_n);
+extern "C" __global__ void __launch_bounds__(CUZK_NTT_THREADS_R4, 3)
+    cuzk_ntt_first_stages_r4(const fr_t* src, fr_t* dst, const fr_t* tw, uint32_t log_n, uint32_t sl) {
+    ntt_first_stages<2>(src, dst, tw, log_n, sl);
 }
 
-// Stages s0 .. s0+k-1 (k <= CUZK_NTT_MID_MAX) of the DIT transform after the block-local ones.
-// Elements whose indices differ only in bits s0 .. s0+k-1 form independent 2^k-point
-// sub-transforms for these stages; a block takes 2^k of them at 2^CUZK_NTT_MID_LOW consecutive
-// low indices (512-byte contiguous rows, so loads coalesce), does the k stages in shared
-// memory, and writes back. One pass per k stages instead of one per stage.
+// Stages s0 .. s0+k-1 of the DIT transform after the block-local ones. Elements whose indices
+// differ only in bits s0 .. s0+k-1 form independent 2^k-point sub-transforms for these
+// stages; a block takes 2^k of them at 2^low consecutive low indices (rows of 2^low elements,
+// so loads coalesce), does the k stages in shared memory, and writes back. One pass per k
+// stages instead of one per stage.
 template <int R>
-__device__ __forceinline__ void ntt_mid_stages(fr_t* v, const fr_t* tw, uint32_t log_n, uint32_t s0, uint32_t k) {
-    __shared__ alignas(16) uint32_t words[8 * CUZK_NTT_TILE_MAX];
-    const ntt_smem_t sh = {words};
-    const uint32_t C = CUZK_NTT_MID_LOW;
-    const uint32_t elems = 1u << (k + C);
-    const uint32_t groups_log = s0 - C;  // low-index groups of 2^C below bit s0
+__device__ __forceinline__ void ntt_mid_stages(fr_t* v, const fr_t* tw, uint32_t log_n, uint32_t s0, uint32_t k, uint32_t low) {
+    const uint32_t elems = 1u << (k + low);
+    const ntt_smem_t sh = {reinterpret_cast<uint32_t*>(cuzk_ntt_tile), elems};
+    const uint32_t groups_log = s0 - low;  // low-index groups of 2^low below bit s0
     const uint32_t lg = blockIdx.x & ((1u << groups_log) - 1), hi = blockIdx.x >> groups_log;
-    const ntt_tile_t tile = {(hi << (s0 + k)) + (lg << C), s0, C, log_n};
+    const ntt_tile_t tile = {(hi << (s0 + k)) + (lg << low), s0, low, log_n};
     const uint32_t t = threadIdx.x, nt = blockDim.x;
     for (uint32_t u = t; u < elems; u += nt) sh.set(u, v[tile.global(u)]);
     __syncthreads();
@@ -161,12 +162,12 @@ __device__ __forceinline__ void ntt_mid_stages(fr_t* v, const fr_t* tw, uint32_t
     for (uint32_t u = t; u < elems; u += nt) v[tile.global(u)] = sh.get(u);
 }
 
-extern "C" __global__ void __launch_bounds__((1 << (CUZK_NTT_MID_LOW + CUZK_NTT_MID_MAX)) / 8)
-    cuzk_ntt_mid_stages_r8(fr_t* v, const fr_t* tw, uint32_t log_n, uint32_t s0, uint32_t k) {
-    ntt_mid_stages<3>(v, tw, log_n, s0, k);
+extern "C" __global__ void __launch_bounds__(CUZK_NTT_THREADS_R8)
+    cuzk_ntt_mid_stages_r8(fr_t* v, const fr_t* tw, uint32_t log_n, uint32_t s0, uint32_t k, uint32_t low) {
+    ntt_mid_stages<3>(v, tw, log_n, s0, k, low);
 }
 
-extern "C" __global__ void __launch_bounds__((1 << (CUZK_NTT_MID_LOW + CUZK_NTT_MID_MAX)) / 4)
-    cuzk_ntt_mid_stages_r4(fr_t* v, const fr_t* tw, uint32_t log_n, uint32_t s0, uint32_t k) {
-    ntt_mid_stages<2>(v, tw, log_n, s0, k);
+extern "C" __global__ void __launch_bounds__(CUZK_NTT_THREADS_R4, 3)
+    cuzk_ntt_mid_stages_r4(fr_t* v, const fr_t* tw, uint32_t log_n, uint32_t s0, uint32_t k, uint32_t low) {
+    ntt_mid_stages<2>(v, tw, log_n, s0, k, low);
 }

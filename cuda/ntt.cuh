@@ -2,9 +2,9 @@
 //
 // Forward: bit-reverse permutation, then log n decimation-in-time stages, in passes over
 // tiles in shared memory: the first pass gathers the bit-reversed elements of contiguous
-// tiles of 2^CUZK_NTT_SMEM_LOG and runs the first stages there; each later pass runs up to
-// CUZK_NTT_MID_MAX further stages over tiles of independent sub-transforms (ntt_tile_t says
-// which elements a tile holds). Inside a tile each thread takes 2^r elements that differ in r
+// tiles of 2^tile_log and runs the first stages there; each later pass runs up to mid_max
+// further stages over tiles of independent sub-transforms (ntt_geometry_t: the tiles' sizes;
+// ntt_tile_t: which elements a tile holds). Inside a tile each thread takes 2^r elements that differ in r
 // consecutive stage bits and runs those r stages in registers (a radix-2^r step), its r
 // stages' twiddles loaded before the first product: three stages per barrier instead of one.
 // Inverse: the same with omega^-1, then a scale by 1/n. Coset: scale by g^i first; inverse
@@ -13,33 +13,58 @@
 #pragma once
 #include "field.cuh"
 
-#define CUZK_NTT_SMEM_LOG 10
-// The later passes' tiles: 2^CUZK_NTT_MID_MAX sub-transforms at 2^CUZK_NTT_MID_LOW consecutive
-// indices (see cuzk_ntt_mid_stages).
-#define CUZK_NTT_MID_LOW 4
-#define CUZK_NTT_MID_MAX 6
-// Elements of the largest tile either kind of pass holds in shared memory.
-#define CUZK_NTT_TILE_MAX \
-    (1u << (CUZK_NTT_SMEM_LOG > CUZK_NTT_MID_LOW + CUZK_NTT_MID_MAX ? CUZK_NTT_SMEM_LOG : CUZK_NTT_MID_LOW + CUZK_NTT_MID_MAX))
+// Two tile geometries (shared memory holds a tile of 2^tile_log elements, 32 bytes each):
+//  - tile_log 10: 32 KB a block, so three blocks fit an SM of any GPU of the last generations
+//    (sm_86 and sm_89 have 100 KB an SM); later passes run 6 stages over rows of 2^4 elements;
+//  - tile_log 11: 64 KB a block, three per SM only where an SM has about 200 KB (H100, H200);
+//    later passes run 8 stages over rows of 2^3 (256-byte rows, still whole sectors), so a
+//    transform of 2^22..2^27 takes three passes over memory instead of four.
+// src/gpu/kernels.rs (NttGeometry) holds the same figures and picks one per device.
+#define CUZK_NTT_TILE_LOG_MAX 11
+// Elements of the largest tile either geometry holds in shared memory.
+#define CUZK_NTT_TILE_MAX (1u << CUZK_NTT_TILE_LOG_MAX)
+// Threads of a tile block: a thread runs a radix-2^r step over 2^r elements at a time and
+// takes several of a step's groups when the tile has more.
+#define CUZK_NTT_THREADS_R4 256
+#define CUZK_NTT_THREADS_R8 128
+
+struct ntt_geometry_t {
+    uint32_t tile_log;  // first pass: tiles of 2^tile_log consecutive elements
+    uint32_t low;       // later passes: rows of 2^low consecutive elements ...
+    uint32_t mid_max;   // ... times up to 2^mid_max sub-transforms (low + mid_max = tile_log)
+};
+
+HD ntt_geometry_t ntt_geometry(uint32_t tile_log) {
+    return tile_log >= 11 ? ntt_geometry_t{11, 3, 8} : ntt_geometry_t{10, 4, 6};
+}
+
+// Stages of the later pass that starts at stage s0: the remaining ones split as evenly as
+// possible over as few passes as can hold them (2^27 with tile_log 11: 11, then 8 and 8).
+HD uint32_t ntt_mid_pass_stages(const ntt_geometry_t& g, uint32_t log_n, uint32_t s0) {
+    const uint32_t rest = log_n - s0;
+    const uint32_t passes = (rest + g.mid_max - 1) / g.mid_max;
+    return (rest + passes - 1) / passes;
+}
 
 // A tile in shared memory, each element split in two 16-byte halves: the low halves of all
-// elements first, then the high halves. A warp reading consecutive elements then reads each
-// half as contiguous 16-byte words, eight threads per 128 bytes, which the banks serve without
-// conflict; whole 32-byte elements side by side put every thread's second 16 bytes on the
-// banks of the next thread's first (two-way conflicts on every access).
+// `cap` elements first, then the high halves. A warp reading consecutive elements then reads
+// each half as contiguous 16-byte words, eight threads per 128 bytes, which the banks serve
+// without conflict; whole 32-byte elements side by side put every thread's second 16 bytes on
+// the banks of the next thread's first (two-way conflicts on every access).
 struct ntt_smem_t {
-    uint32_t* w;  // 8 * CUZK_NTT_TILE_MAX words, 16-byte aligned
+    uint32_t* w;   // 8 * cap words, 16-byte aligned
+    uint32_t cap;  // elements the tile holds
     HD fr_t get(uint32_t u) const {
         fr_t x;
 #if defined(__CUDA_ARCH__)
         const uint4 lo = reinterpret_cast<const uint4*>(w)[u];
-        const uint4 hi = reinterpret_cast<const uint4*>(w)[CUZK_NTT_TILE_MAX + u];
+        const uint4 hi = reinterpret_cast<const uint4*>(w)[cap + u];
         x.v[0] = lo.x, x.v[1] = lo.y, x.v[2] = lo.z, x.v[3] = lo.w;
         x.v[4] = hi.x, x.v[5] = hi.y, x.v[6] = hi.z, x.v[7] = hi.w;
 #else
         for (int i = 0; i < 4; i++) {
             x.v[i] = w[4 * u + i];
-            x.v[4 + i] = w[4 * (CUZK_NTT_TILE_MAX + u) + i];
+            x.v[4 + i] = w[4 * (cap + u) + i];
         }
 #endif
         return x;
@@ -47,11 +72,11 @@ struct ntt_smem_t {
     HD void set(uint32_t u, const fr_t& x) const {
 #if defined(__CUDA_ARCH__)
         reinterpret_cast<uint4*>(w)[u] = make_uint4(x.v[0], x.v[1], x.v[2], x.v[3]);
-        reinterpret_cast<uint4*>(w)[CUZK_NTT_TILE_MAX + u] = make_uint4(x.v[4], x.v[5], x.v[6], x.v[7]);
+        reinterpret_cast<uint4*>(w)[cap + u] = make_uint4(x.v[4], x.v[5], x.v[6], x.v[7]);
 #else
         for (int i = 0; i < 4; i++) {
             w[4 * u + i] = x.v[i];
-            w[4 * (CUZK_NTT_TILE_MAX + u) + i] = x.v[4 + i];
+            w[4 * (cap + u) + i] = x.v[4 + i];
         }
 #endif
     }

@@ -107,4 +107,8 @@ mkdir -p "$out"
 rm -f "$out"/*
 rm -f "$out/peer.tgz"
 tar -cf - -C "$stage" . | xz -9 -T2 >"$out/peer.txz"
+grep -qx '/.devbin-peer/' "$repo/.git/info/exclude" 2>/dev/null || {
+    mkdir -p "$repo/.git/info"
+    echo '/.devbin-peer/' >>"$repo/.git/info/exclude"
+}
 ls -l "$out"

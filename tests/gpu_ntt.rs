@@ -1,5 +1,6 @@
 //! GPU NTT against the CPU backend's `cpu::ntt::Domain`, and round trips, with both builds of
-//! the tile kernels (radix-4 and radix-8 steps). Skips without a GPU. `CUZK_TEST_MAX_LOG`
+//! the tile kernels (radix-4 and radix-8 steps) in both tile geometries (2^10 and 2^11
+//! elements; the larger where the device gives a block 64 KB). Skips without a GPU. `CUZK_TEST_MAX_LOG`
 //! caps the sizes (the sanitizers run them smaller: `scripts/gpu-sanitize.sh`).
 
 mod gpu_common;
@@ -18,23 +19,28 @@ fn max_log(default: u32) -> u32 {
         .map_or(default, |m: u32| m.min(default))
 }
 
-/// Both tile builds, the default last (the context is the test binary's, shared).
-const RADICES: [u32; 2] = [8, 4];
+/// Both tile builds in both geometries, (radix, tile log); the H200's default (radix 4, tiles
+/// of 2^11) last (the context is the test binary's, shared).
+const BUILDS: [(u32, u32); 4] = [(8, 10), (4, 10), (8, 11), (4, 11)];
 
-fn set_radix(ctx: &mut GpuContext, radix: u32) {
-    ctx.set_ntt_tuning(NttTuning { radix: Some(radix) });
+fn set_build(ctx: &mut GpuContext, (radix, tile_log): (u32, u32)) -> String {
+    ctx.set_ntt_tuning(NttTuning {
+        radix: Some(radix),
+        tile_log: Some(tile_log),
+    });
+    format!("radix {radix} tiles 2^{tile_log}")
 }
 
 #[test]
 fn gpu_ntt_matches_cpu() {
     let Some(mut ctx) = gpu() else { return };
-    for radix in RADICES {
-        set_radix(&mut ctx, radix);
-        matches_cpu(&mut ctx, radix);
+    for build in BUILDS {
+        let name = set_build(&mut ctx, build);
+        matches_cpu(&mut ctx, &name);
     }
 }
 
-fn matches_cpu(ctx: &mut GpuContext, radix: u32) {
+fn matches_cpu(ctx: &mut GpuContext, build: &str) {
     for log_n in 1..=max_log(22) {
         let n = 1usize << log_n;
         let input = random_scalars(n, 1000 + log_n as u64);
@@ -54,13 +60,13 @@ fn matches_cpu(ctx: &mut GpuContext, radix: u32) {
             }
             let mut got = input.clone();
             ctx.ntt(&mut got, kind)
-                .unwrap_or_else(|e| panic!("radix {radix}, 2^{log_n} {kind:?}: {e}"));
+                .unwrap_or_else(|e| panic!("{build}, 2^{log_n} {kind:?}: {e}"));
             if got != want {
                 let bad = got.iter().zip(&want).position(|(a, b)| a != b).unwrap();
-                panic!("radix {radix}, 2^{log_n} {kind:?}: first difference at index {bad}");
+                panic!("{build}, 2^{log_n} {kind:?}: first difference at index {bad}");
             }
         }
-        println!("ok radix {radix} 2^{log_n}");
+        println!("ok {build} 2^{log_n}");
     }
 }
 
@@ -90,13 +96,13 @@ fn gpu_ntt_naive_dft_small() {
 #[test]
 fn gpu_ntt_round_trips() {
     let Some(mut ctx) = gpu() else { return };
-    for radix in RADICES {
-        set_radix(&mut ctx, radix);
-        round_trips(&mut ctx, radix);
+    for build in BUILDS {
+        let name = set_build(&mut ctx, build);
+        round_trips(&mut ctx, &name);
     }
 }
 
-fn round_trips(ctx: &mut GpuContext, radix: u32) {
+fn round_trips(ctx: &mut GpuContext, build: &str) {
     let top = max_log(24);
     for log_n in [1u32, 2, 10, 11, 17, 23, 24]
         .into_iter()
@@ -113,7 +119,7 @@ fn round_trips(ctx: &mut GpuContext, radix: u32) {
         ctx.ntt(&mut v, NttKind::InverseCoset)
             .expect("inverse coset");
         assert_eq!(v, input, "icoset(coset(x)) != x at 2^{log_n}");
-        println!("ok round trip radix {radix} 2^{log_n}");
+        println!("ok round trip {build} 2^{log_n}");
     }
 }
 

@@ -78,7 +78,11 @@ static std::vector<fr_t> reference(const std::vector<fr_t>& in, const std::vecto
 // The stages of one tile, the threads of each step in reverse.
 template <int R>
 static void run_tile(const ntt_smem_t& sh, const fr_t* tw, const ntt_tile_t& tile, uint32_t elems, uint32_t stages) {
+    // As many threads as the kernels' blocks have: in the larger tiles each takes several
+    // groups of a step.
+    const uint32_t block = R == 3 ? CUZK_NTT_THREADS_R8 : CUZK_NTT_THREADS_R4;
     uint32_t threads = elems >> R;
+    if (threads > block) threads = block;
     if (threads == 0) threads = 1;
     for (uint32_t d = 0; d < stages; d += R) {
         uint32_t r = stages - d < (uint32_t)R ? stages - d : R;
@@ -86,27 +90,29 @@ static void run_tile(const ntt_smem_t& sh, const fr_t* tw, const ntt_tile_t& til
     }
 }
 
-// The kernels' passes: cuzk_ntt_first_stages, then cuzk_ntt_mid_stages as src/gpu/ntt.rs
-// launches them.
+// The kernels' passes in geometry `geo`: cuzk_ntt_first_stages, then cuzk_ntt_mid_stages as
+// src/gpu/ntt.rs launches them.
 template <int R>
-static std::vector<fr_t> tiled(const std::vector<fr_t>& in, const std::vector<fr_t>& tw, uint32_t log_n) {
-    uint32_t n = 1u << log_n, sl = log_n < CUZK_NTT_SMEM_LOG ? log_n : CUZK_NTT_SMEM_LOG, bs = 1u << sl;
+static std::vector<fr_t> tiled(const std::vector<fr_t>& in, const std::vector<fr_t>& tw, uint32_t log_n,
+                               const ntt_geometry_t& geo) {
+    uint32_t n = 1u << log_n, sl = log_n < geo.tile_log ? log_n : geo.tile_log, bs = 1u << sl;
     std::vector<fr_t> out(n);
     std::vector<uint32_t> words(8 * CUZK_NTT_TILE_MAX);
-    const ntt_smem_t sh = {words.data()};
+    const ntt_smem_t first = {words.data(), bs};
     for (uint32_t b = 0; b < (n >> sl); b++) {
         uint32_t base = b * bs;
-        for (uint32_t u = 0; u < bs; u++) sh.set(u, in[cuzk_bitrev(base + u, log_n)]);
+        for (uint32_t u = 0; u < bs; u++) first.set(u, in[cuzk_bitrev(base + u, log_n)]);
         ntt_tile_t tile = {base, 0, 0, log_n};
-        run_tile<R>(sh, tw.data(), tile, bs, sl);
-        for (uint32_t u = 0; u < bs; u++) out[base + u] = sh.get(u);
+        run_tile<R>(first, tw.data(), tile, bs, sl);
+        for (uint32_t u = 0; u < bs; u++) out[base + u] = first.get(u);
     }
     for (uint32_t s0 = sl; s0 < log_n;) {
-        uint32_t k = log_n - s0 < CUZK_NTT_MID_MAX ? log_n - s0 : CUZK_NTT_MID_MAX, elems = 1u << (k + CUZK_NTT_MID_LOW);
-        uint32_t groups_log = s0 - CUZK_NTT_MID_LOW;
-        for (uint32_t blk = 0; blk < (n >> (k + CUZK_NTT_MID_LOW)); blk++) {
+        uint32_t k = ntt_mid_pass_stages(geo, log_n, s0), elems = 1u << (k + geo.low);
+        const ntt_smem_t sh = {words.data(), elems};
+        uint32_t groups_log = s0 - geo.low;
+        for (uint32_t blk = 0; blk < (n >> (k + geo.low)); blk++) {
             uint32_t lg = blk & ((1u << groups_log) - 1), hi = blk >> groups_log;
-            ntt_tile_t tile = {(hi << (s0 + k)) + (lg << CUZK_NTT_MID_LOW), s0, CUZK_NTT_MID_LOW, log_n};
+            ntt_tile_t tile = {(hi << (s0 + k)) + (lg << geo.low), s0, geo.low, log_n};
             for (uint32_t u = 0; u < elems; u++) sh.set(u, out[tile.global(u)]);
             run_tile<R>(sh, tw.data(), tile, elems, k);
             for (uint32_t u = 0; u < elems; u++) out[tile.global(u)] = sh.get(u);
@@ -145,30 +151,33 @@ int main() {
             }
         }
     }
-    // The tiles against the reference: first pass only (<= 2^10), one later pass of every
-    // width (2^11 .. 2^16), and two later passes (2^21).
-    const uint32_t logs[] = {1, 2, 3, 4, 5, 7, 10, 11, 12, 13, 14, 15, 16, 21};
-    for (uint32_t log_n : logs) {
-        uint32_t n = 1u << log_n;
-        fr_t w = root_of_unity(log_n);
-        std::vector<fr_t> x(n), tw(n / 2);
-        for (auto& e : x) e = random_fr();
-        tw[0] = fr_t::one();
-        for (uint32_t j = 1; j < n / 2; j++) tw[j] = tw[j - 1] * w;
-        std::vector<fr_t> want = reference(x, tw, log_n);
-        std::vector<fr_t> got4 = tiled<2>(x, tw, log_n), got8 = tiled<3>(x, tw, log_n);
-        for (int r = 0; r < 2; r++) {
-            const std::vector<fr_t>& got = r ? got8 : got4;
-            for (uint32_t i = 0; i < n; i++) {
-                if (!eq(got[i], want[i])) {
-                    printf("FAIL: radix-%d tiles, 2^%u, element %u\n", r ? 8 : 4, log_n, i);
-                    failures++;
-                    break;
+    // The tiles against the reference, in both geometries: first pass only (<= 2^10 or 2^11),
+    // one later pass of every width, two later passes (2^21; 2^20 in geometry 11 is 11 + 5 + 4).
+    const uint32_t logs[] = {1, 2, 3, 4, 5, 7, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21};
+    for (uint32_t tile_log : {10u, 11u}) {
+        const ntt_geometry_t geo = ntt_geometry(tile_log);
+        for (uint32_t log_n : logs) {
+            uint32_t n = 1u << log_n;
+            fr_t w = root_of_unity(log_n);
+            std::vector<fr_t> x(n), tw(n / 2);
+            for (auto& e : x) e = random_fr();
+            tw[0] = fr_t::one();
+            for (uint32_t j = 1; j < n / 2; j++) tw[j] = tw[j - 1] * w;
+            std::vector<fr_t> want = reference(x, tw, log_n);
+            std::vector<fr_t> got4 = tiled<2>(x, tw, log_n, geo), got8 = tiled<3>(x, tw, log_n, geo);
+            for (int r = 0; r < 2; r++) {
+                const std::vector<fr_t>& got = r ? got8 : got4;
+                for (uint32_t i = 0; i < n; i++) {
+                    if (!eq(got[i], want[i])) {
+                        printf("FAIL: radix-%d tiles of 2^%u, 2^%u, element %u\n", r ? 8 : 4, tile_log, log_n, i);
+                        failures++;
+                        break;
+                    }
                 }
             }
         }
     }
     if (failures) return 1;
-    printf("ntt_test: OK (reference = DFT up to 2^5; radix-4 and radix-8 tiles = reference, 2^1 .. 2^21)\n");
+    printf("ntt_test: OK (reference = DFT up to 2^5; radix-4 and radix-8 tiles of 2^10 and 2^11 = reference, 2^1 .. 2^21)\n");
     return 0;
 }

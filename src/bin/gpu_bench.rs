@@ -273,7 +273,10 @@ fn main() {
     }
 
     if what == "ntt" || what == "all" {
-        println!("\nFr NTT (median of {runs} after 1 warm-up; ms)");
+        println!(
+            "\nFr NTT (median of {runs} after 1 warm-up; ms; {:?}, None: the device's default)",
+            gpu::NttTuning::from_env()
+        );
         println!(
             "{:>5} {:>13} {:>9} {:>8} {:>8} {:>8}",
             "log n", "kind", "total", "upload", "kernels", "down"

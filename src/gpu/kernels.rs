@@ -11,6 +11,7 @@ use blstrs::Scalar;
 
 use super::driver::{Args, DevPtr, GpuContext, Grid, Kernel};
 use super::msm::DeviceCurve;
+use super::types::NttGeometry;
 use super::GpuError;
 
 /// Threads per block of the one-thread-per-element kernels.
@@ -19,12 +20,6 @@ const BLOCK: u32 = 256;
 pub(crate) const EC_BLOCK: u32 = 128;
 /// Elements per thread of the power and scale kernels (`CUZK_POW_CHUNK` in `cuda/ntt.cuh`).
 pub(crate) const POW_CHUNK: u32 = 32;
-/// Log of the block the first NTT stages run in, in shared memory (`CUZK_NTT_SMEM_LOG`).
-pub(crate) const NTT_SMEM_LOG: u32 = 10;
-/// Stages per pass after the first ones (`CUZK_NTT_MID_MAX`) and log of the contiguous rows
-/// each block loads (`CUZK_NTT_MID_LOW`).
-pub(crate) const NTT_MID_MAX: u32 = 6;
-pub(crate) const NTT_MID_LOW: u32 = 4;
 /// The NTT tile kernels' default radix per thread step. Radix 4 (about 74 registers: 24
 /// warps per SM) and radix 8 (about 130: 16 warps) ran within 2% of each other on an H200
 /// once the tiles' loads were 16 bytes wide (2^27: 41.3 against 41.9 ms of kernels); radix 4
@@ -32,14 +27,17 @@ pub(crate) const NTT_MID_LOW: u32 = 4;
 /// benchmarks).
 const NTT_DEFAULT_RADIX: u32 = 4;
 
-/// The tile kernels for `radix` (4 or 8), and threads for a tile of 2^`log` elements (one
-/// per `radix` elements).
+/// The tile kernels for `radix` (4 or 8), and threads for a tile of 2^`log` elements: one per
+/// `radix` elements, at most the kernels' block (`CUZK_NTT_THREADS_R4`, `_R8`).
 fn ntt_tile_kernels(radix: Option<u32>, log: u32) -> ([Kernel; 2], u32) {
-    let (kernels, per_thread_log) = match radix.unwrap_or(NTT_DEFAULT_RADIX) {
-        8 => ([Kernel::NttFirstStagesR8, Kernel::NttMidStagesR8], 3),
-        _ => ([Kernel::NttFirstStagesR4, Kernel::NttMidStagesR4], 2),
+    let (kernels, per_thread_log, block) = match radix.unwrap_or(NTT_DEFAULT_RADIX) {
+        8 => ([Kernel::NttFirstStagesR8, Kernel::NttMidStagesR8], 3, 128),
+        _ => ([Kernel::NttFirstStagesR4, Kernel::NttMidStagesR4], 2, 256),
     };
-    (kernels, 1 << log.saturating_sub(per_thread_log))
+    (
+        kernels,
+        (1u32 << log.saturating_sub(per_thread_log)).min(block),
+    )
 }
 /// Rows per block of the recorded-R1CS mat-vec.
 const ROW_BLOCK: u32 = 256;
@@ -298,44 +296,55 @@ impl GpuContext {
         self.launch(Kernel::NttScale, grid, 0, args)
     }
 
-    /// `cuzk_ntt_first_stages_r{4,8}(const fr_t* src, fr_t* dst, const fr_t* tw, u32 log_n)`:
-    /// the bit-reversal gather and the first min(log n, `NTT_SMEM_LOG`) stages, one block per
-    /// tile of 2^that elements, 4 or 8 elements per thread (`NttTuning`).
+    /// `cuzk_ntt_first_stages_r{4,8}(const fr_t* src, fr_t* dst, const fr_t* tw, u32 log_n,
+    /// u32 sl)`: the bit-reversal gather and the first sl = min(log n, `geometry.tile_log`)
+    /// stages, one block per tile of 2^sl elements in 32·2^sl bytes of shared memory, 4 or 8
+    /// elements per thread step (`NttTuning`).
     pub(crate) unsafe fn ntt_first_stages(
         &self,
+        geometry: NttGeometry,
         src: DevPtr<Scalar>,
         dst: DevPtr<Scalar>,
         tw: DevPtr<Scalar>,
         log_n: u32,
     ) -> Result<(), GpuError> {
-        let sl = log_n.min(NTT_SMEM_LOG);
+        let sl = log_n.min(geometry.tile_log);
         let ([kernel, _], block) = ntt_tile_kernels(self.ntt_tuning.radix, sl);
         let grid = Grid::Blocks {
             blocks: 1 << (log_n - sl),
             block,
         };
-        let args = Args::new().arg(src).arg(dst).arg(tw).arg(log_n);
-        self.launch(kernel, grid, 0, args)
+        let args = Args::new().arg(src).arg(dst).arg(tw).arg(log_n).arg(sl);
+        self.launch(kernel, grid, NttGeometry::tile_bytes(sl), args)
     }
 
-    /// `cuzk_ntt_mid_stages_r{4,8}(fr_t* v, const fr_t* tw, u32 log_n, u32 s0, u32 k)`:
-    /// stages s0..s0+k (k ≤ `NTT_MID_MAX`), one block per 2^k sub-transforms of
-    /// 2^`NTT_MID_LOW` consecutive rows, 4 or 8 elements per thread (`NttTuning`).
+    /// `cuzk_ntt_mid_stages_r{4,8}(fr_t* v, const fr_t* tw, u32 log_n, u32 s0, u32 k,
+    /// u32 low)`: stages s0..s0+k (k ≤ `geometry.mid_max`), one block per 2^k
+    /// sub-transforms of rows of 2^`geometry.low` consecutive elements, 4 or 8 elements per
+    /// thread step (`NttTuning`).
     pub(crate) unsafe fn ntt_mid_stages(
         &self,
+        geometry: NttGeometry,
         v: DevPtr<Scalar>,
         tw: DevPtr<Scalar>,
         log_n: u32,
         s0: u32,
         k: u32,
     ) -> Result<(), GpuError> {
-        let ([_, kernel], block) = ntt_tile_kernels(self.ntt_tuning.radix, k + NTT_MID_LOW);
+        let low = geometry.low;
+        let ([_, kernel], block) = ntt_tile_kernels(self.ntt_tuning.radix, k + low);
         let grid = Grid::Blocks {
-            blocks: 1 << (log_n - k - NTT_MID_LOW),
+            blocks: 1 << (log_n - k - low),
             block,
         };
-        let args = Args::new().arg(v).arg(tw).arg(log_n).arg(s0).arg(k);
-        self.launch(kernel, grid, 0, args)
+        let args = Args::new()
+            .arg(v)
+            .arg(tw)
+            .arg(log_n)
+            .arg(s0)
+            .arg(k)
+            .arg(low);
+        self.launch(kernel, grid, NttGeometry::tile_bytes(k + low), args)
     }
 
     /// `cuzk_ntt_ab_minus_c(fr_t* a, const fr_t* b, const fr_t* c, u32 n)`: a = a·b − c,

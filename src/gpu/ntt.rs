@@ -7,9 +7,9 @@ use ff::{Field, PrimeField};
 
 use super::driver::{DevPtr, DeviceG1Points, Event, GpuContext, Scratch};
 use super::gather::DeviceScalars;
-use super::kernels::NTT_MID_MAX;
 use super::msm::{Points, Scalars, G1};
 use super::r1cs::DeviceR1cs;
+use super::types::NttGeometry;
 use super::{GpuError, MsmTimings, NttKind, NttTimings};
 
 /// Largest supported transform: 2^27 elements (4 GiB of values, plus as much again in scratch).
@@ -83,8 +83,8 @@ impl GpuContext {
     }
 
     /// The radix-2 transform with twiddle table `tw`, from `src` (read only)
-    /// into `dst`: bit-reversal gather and the first stages in one pass, then up to
-    /// `NTT_MID_MAX` stages a pass.
+    /// into `dst`: bit-reversal gather and the first stages in one pass, then the rest in as
+    /// few passes as the tile geometry allows (`NttGeometry`).
     fn transform(
         &self,
         src: DevPtr<Scalar>,
@@ -92,13 +92,14 @@ impl GpuContext {
         tw: DevPtr<Scalar>,
         log_n: u32,
     ) -> Result<(), GpuError> {
+        let geometry = NttGeometry::for_device(self.ntt_tuning.tile_log, self.info());
         // SAFETY: src and dst hold n elements, tw n/2.
         unsafe {
-            self.ntt_first_stages(src, dst, tw, log_n)?;
-            let mut s0 = log_n.min(super::kernels::NTT_SMEM_LOG);
+            self.ntt_first_stages(geometry, src, dst, tw, log_n)?;
+            let mut s0 = log_n.min(geometry.tile_log);
             while s0 < log_n {
-                let k = (log_n - s0).min(NTT_MID_MAX);
-                self.ntt_mid_stages(dst, tw, log_n, s0, k)?;
+                let k = geometry.mid_pass_stages(log_n, s0);
+                self.ntt_mid_stages(geometry, dst, tw, log_n, s0, k)?;
                 s0 += k;
             }
         }

@@ -15,6 +15,11 @@ pub struct DeviceInfo {
     pub total_memory: usize,
     /// Streaming multiprocessors.
     pub multiprocessors: u32,
+    /// Shared memory of one multiprocessor, in bytes (what decides how many NTT tiles of a
+    /// size run on it at once).
+    pub shared_memory_per_multiprocessor: u32,
+    /// The most shared memory one block may have, in bytes, once a kernel opts in.
+    pub shared_memory_per_block_optin: u32,
 }
 
 /// Which transform [`super::GpuContext::ntt`] computes, over a domain of size n = 2^k with
@@ -73,26 +78,86 @@ pub struct NttTimings {
 }
 
 /// The NTT's build choice, for benchmarking: `radix` 4 or 8 picks the tile kernels whose
-/// threads run radix-4 or radix-8 steps in registers (`cuda/cuzk.cu`); `None` keeps the
-/// default. Like [`MsmTuning`], a value the context is given (`GpuContext::set_ntt_tuning`);
-/// `gpu_bench` takes it from `CUZK_NTT_RADIX`.
+/// threads run radix-4 or radix-8 steps in registers (`cuda/cuzk.cu`); `tile_log` 10 or 11
+/// the tiles' size in shared memory (`cuda/ntt.cuh`: 11 takes three passes over memory where
+/// 10 takes four at 2^22..2^27, and needs 64 KB a block); `None` keeps the default (for the
+/// tiles, the device's: 11 where three such blocks fit a multiprocessor). Like
+/// [`MsmTuning`], a value the context is given (`GpuContext::set_ntt_tuning`); `gpu_bench`
+/// takes it from `CUZK_NTT_RADIX` and `CUZK_NTT_TILE`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NttTuning {
     /// Elements per thread of a tile step: 4 or 8.
     pub radix: Option<u32>,
+    /// Log of a tile's elements: 10 or 11 (11 only where the device allows a block 64 KB).
+    pub tile_log: Option<u32>,
 }
 
 impl NttTuning {
-    /// The environment variable [`NttTuning::from_env`] reads.
+    /// The environment variables [`NttTuning::from_env`] reads.
     pub const VAR: &'static str = "CUZK_NTT_RADIX";
+    pub const TILE_VAR: &'static str = "CUZK_NTT_TILE";
 
-    /// `CUZK_NTT_RADIX` (unparsable or unsupported values are ignored).
+    /// `CUZK_NTT_RADIX` and `CUZK_NTT_TILE` (unparsable or unsupported values are ignored).
     pub fn from_env() -> Self {
-        let radix = std::env::var(Self::VAR)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .filter(|r| matches!(r, 4 | 8));
-        NttTuning { radix }
+        let var = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u32>().ok());
+        NttTuning {
+            radix: var(Self::VAR).filter(|r| matches!(r, 4 | 8)),
+            tile_log: var(Self::TILE_VAR).filter(|t| matches!(t, 10 | 11)),
+        }
+    }
+}
+
+/// The NTT's tile geometry (`ntt_geometry_t` in `cuda/ntt.cuh`, the same figures): the
+/// first pass runs the first `tile_log` stages over tiles of 2^`tile_log` consecutive
+/// elements; each later pass up to `mid_max` stages over rows of 2^`low` consecutive elements
+/// times 2^`mid_max` sub-transforms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct NttGeometry {
+    pub tile_log: u32,
+    pub low: u32,
+    pub mid_max: u32,
+}
+
+impl NttGeometry {
+    /// 2^10-element tiles: 32 KB of shared memory a block, three blocks on any SM.
+    pub const SMALL: NttGeometry = NttGeometry {
+        tile_log: 10,
+        low: 4,
+        mid_max: 6,
+    };
+    /// 2^11-element tiles: 64 KB a block; 2^22..2^27 in three passes over memory, not four.
+    pub const LARGE: NttGeometry = NttGeometry {
+        tile_log: 11,
+        low: 3,
+        mid_max: 8,
+    };
+    /// Shared memory of a tile of 2^`log` elements.
+    pub const fn tile_bytes(log: u32) -> u32 {
+        32 << log
+    }
+
+    /// `tile_log` 11 (or 10) when asked for and the device allows it, else the device's
+    /// default: the large tiles where three of their blocks fit one multiprocessor (H100,
+    /// H200: 228 KB; on an A100's 164 KB or the 100 KB of sm_86/sm_89 only one or two would,
+    /// fewer warps than three small ones).
+    pub fn for_device(tile_log: Option<u32>, info: &DeviceInfo) -> NttGeometry {
+        let large_fits = info.shared_memory_per_block_optin >= Self::tile_bytes(11);
+        // The driver keeps 1 KB of each block's shared memory for itself.
+        let three_large =
+            info.shared_memory_per_multiprocessor >= 3 * (Self::tile_bytes(11) + 1024);
+        match tile_log {
+            Some(11) if large_fits => Self::LARGE,
+            Some(_) => Self::SMALL,
+            None if large_fits && three_large => Self::LARGE,
+            None => Self::SMALL,
+        }
+    }
+
+    /// Stages of the later pass that starts at stage `s0` (`ntt_mid_pass_stages`): the rest
+    /// split as evenly as possible over as few passes as hold them.
+    pub fn mid_pass_stages(&self, log_n: u32, s0: u32) -> u32 {
+        let rest = log_n - s0;
+        rest.div_ceil(rest.div_ceil(self.mid_max))
     }
 }
 

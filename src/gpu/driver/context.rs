@@ -15,6 +15,7 @@ use super::probe::{check, device_info, probe};
 use super::transfer::Staging;
 use crate::gpu::memory::Ledger;
 use crate::gpu::timeline::KernelTimeline;
+use crate::gpu::types::NttGeometry;
 use crate::gpu::{DeviceInfo, GpuError, MsmTuning, NttTuning};
 
 /// The fatbin `build.rs` compiled from `cuda/*.cu`.
@@ -167,6 +168,24 @@ impl GpuContext {
                 &format!("cuModuleGetFunction({kernel:?})"),
             )?;
             this.functions.push(f);
+        }
+        // The NTT's large tiles are 64 KB of dynamic shared memory, over the 48 KB a block
+        // gets without opting in; where the device cannot give a block that much, the small
+        // tiles run (`NttGeometry::for_device`).
+        let large_tile = NttGeometry::tile_bytes(NttGeometry::LARGE.tile_log);
+        if this.info.shared_memory_per_block_optin >= large_tile {
+            for kernel in Kernel::NTT_TILES {
+                check(
+                    unsafe {
+                        result::function::set_function_attribute(
+                            this.function(kernel),
+                            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                            large_tile as i32,
+                        )
+                    },
+                    &format!("cuFuncSetAttribute({kernel:?})"),
+                )?;
+            }
         }
         Ok(this)
     }

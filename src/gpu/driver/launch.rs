@@ -64,6 +64,15 @@ impl Kernel {
         Kernel::R1csMatvec,
     ];
 
+    /// The NTT's tile kernels: their shared memory is dynamic, up to 64 KB (the context opts
+    /// them in when it loads the module).
+    pub(crate) const NTT_TILES: [Kernel; 4] = [
+        Kernel::NttFirstStagesR8,
+        Kernel::NttFirstStagesR4,
+        Kernel::NttMidStagesR8,
+        Kernel::NttMidStagesR4,
+    ];
+
     /// The `extern "C"` symbol in the fatbin.
     pub(crate) fn symbol(self) -> &'static CStr {
         match self {

@@ -124,6 +124,11 @@ pub(super) fn device_info(ordinal: usize) -> Result<DeviceInfo, GpuError> {
             "cuDeviceTotalMem",
         )?,
         multiprocessors: attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32,
+        shared_memory_per_multiprocessor: attr(
+            CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+        )? as u32,
+        shared_memory_per_block_optin: attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?
+            as u32,
     })
 }
 

@@ -19,7 +19,7 @@
 //  - tile_log 11: 64 KB a block, three per SM only where an SM has about 200 KB (H100, H200);
 //    later passes run 8 stages over rows of 2^3 (256-byte rows, still whole sectors), so a
 //    transform of 2^22..2^27 takes three passes over memory instead of four.
-// src/gpu/kernels.rs (NttGeometry) holds the same figures and picks one per device.
+// NttGeometry in src/gpu/types.rs holds the same figures and picks one per device.
 #define CUZK_NTT_TILE_LOG_MAX 11
 // Elements of the largest tile either geometry holds in shared memory.
 #define CUZK_NTT_TILE_MAX (1u << CUZK_NTT_TILE_LOG_MAX)
@@ -149,7 +149,7 @@ struct ntt_tile_t {
 // ORIGIN: the transform's first stages (global stage s0 + d0 = 0). Then g0's low R bits are 0
 // and stage q's twiddle index is e's low q bits alone: every pair whose lower element has
 // those bits 0 multiplies by omega^0 = 1, which is skipped (3 of the 4 products of a radix-4
-// step, 7 of 12 in radix 8; products are what bounds the tile kernels).
+// step, 7 of 12 in radix 8; products are most of a tile's work).
 template <int R, bool ORIGIN = false>
 HD void ntt_radix_step(const ntt_smem_t& sh, const fr_t* tw, const ntt_tile_t& tile, uint32_t d0, uint32_t g) {
     const uint32_t pos = d0 + tile.low;

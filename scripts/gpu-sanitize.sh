@@ -21,8 +21,9 @@ tools=("$@")
 [ ${#tools[@]} -gt 0 ] || tools=(memcheck racecheck)
 limit="${CUZK_SANITIZE_LIMIT:-240}"
 skip=(--skip 2_pow_20 --skip gather_large --skip gpu_msm_sizes_random --skip every_shape)
-# The NTT tests' sizes, capped: up to 2^16 every tile kernel and pass width runs (the first
-# pass alone to 2^10, one later pass of each width to 2^16); above, only more of the same.
+# The NTT tests' sizes, capped: up to 2^16 every tile kernel runs, and every later-pass width of
+# the 2^10 tiles (the first pass alone to 2^10, one later pass of each width to 2^16); the 2^11
+# tiles' later passes of 6 to 8 stages need 2^17..2^19 (CUZK_TEST_MAX_LOG=19).
 export CUZK_TEST_MAX_LOG="${CUZK_TEST_MAX_LOG:-16}"
 # CUZK_SANITIZE_TESTS (space-separated) picks binaries, e.g. to fit one device call.
 read -r -a tests <<<"${CUZK_SANITIZE_TESTS:-gpu_memory gpu_ntt gpu_msm_g2 gpu_msm gpu_density gpu_r1cs gpu_prove}"

@@ -20,9 +20,9 @@ const BLOCK: u32 = 256;
 pub(crate) const EC_BLOCK: u32 = 128;
 /// Elements per thread of the power and scale kernels (`CUZK_POW_CHUNK` in `cuda/ntt.cuh`).
 pub(crate) const POW_CHUNK: u32 = 32;
-/// The NTT tile kernels' default radix per thread step. Radix 4 (about 74 registers: 24
-/// warps per SM) and radix 8 (about 130: 16 warps) ran within 2% of each other on an H200
-/// once the tiles' loads were 16 bytes wide (2^27: 41.3 against 41.9 ms of kernels); radix 4
+/// The NTT tile kernels' default radix per thread step. Radix 4 (then about 74 registers: 24
+/// warps per SM) and radix 8 (about 130: 12 warps) ran within 2% of each other on an H200
+/// once the tiles' loads were 16 bytes wide (0355f15, 2^27: 41.3 against 41.9 ms of kernels); radix 4
 /// leaves more warps to hide the products' latency (`NttTuning` picks the other for
 /// benchmarks).
 const NTT_DEFAULT_RADIX: u32 = 4;

@@ -136,12 +136,18 @@ impl NttGeometry {
         32 << log
     }
 
+    /// Whether the device gives one block the large tiles' shared memory (once the kernel
+    /// opts in, which the context does when this holds).
+    pub fn large_allowed(info: &DeviceInfo) -> bool {
+        info.shared_memory_per_block_optin >= Self::tile_bytes(Self::LARGE.tile_log)
+    }
+
     /// `tile_log` 11 (or 10) when asked for and the device allows it, else the device's
     /// default: the large tiles where three of their blocks fit one multiprocessor (H100,
     /// H200: 228 KB; on an A100's 164 KB or the 100 KB of sm_86/sm_89 only one or two would,
     /// fewer warps than three small ones).
     pub fn for_device(tile_log: Option<u32>, info: &DeviceInfo) -> NttGeometry {
-        let large_fits = info.shared_memory_per_block_optin >= Self::tile_bytes(11);
+        let large_fits = Self::large_allowed(info);
         // The driver keeps 1 KB of each block's shared memory for itself.
         let three_large =
             info.shared_memory_per_multiprocessor >= 3 * (Self::tile_bytes(11) + 1024);

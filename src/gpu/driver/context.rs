@@ -172,8 +172,8 @@ impl GpuContext {
         // The NTT's large tiles are 64 KB of dynamic shared memory, over the 48 KB a block
         // gets without opting in; where the device cannot give a block that much, the small
         // tiles run (`NttGeometry::for_device`).
-        let large_tile = NttGeometry::tile_bytes(NttGeometry::LARGE.tile_log);
-        if this.info.shared_memory_per_block_optin >= large_tile {
+        if NttGeometry::large_allowed(&this.info) {
+            let large_tile = NttGeometry::tile_bytes(NttGeometry::LARGE.tile_log);
             for kernel in Kernel::NTT_TILES {
                 check(
                     unsafe {

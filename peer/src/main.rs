@@ -44,9 +44,7 @@ use bellperson::groth16::{self as bp, ParameterSource};
 use blstrs::{Bls12, G1Affine, G2Affine, Scalar};
 use cuzk::fixtures::{generate_srs, timing_srs, SampleCircuit, ToxicWaste};
 use cuzk::gpu::{self, GpuStart};
-use cuzk::groth16::{
-    finish, synthesize, Assignment, Proof, Randomness, Srs, StartPhase, StartTimings,
-};
+use cuzk::groth16::{finish, synthesize, Assignment, Proof, Randomness, Srs, StartPhase};
 use ff::Field;
 use group::prime::PrimeCurveAffine;
 use rand_chacha::ChaCha8Rng;
@@ -178,19 +176,6 @@ fn fixed_rs(log: u32) -> Randomness {
     }
 }
 
-/// A start phase's stages in ms, with the device's kernel time and span beside them.
-fn stage_line(t: &StartTimings) -> String {
-    let mut line = format!(
-        "kernels {:.1} over a span of {:.1}",
-        ms(t.kernels),
-        ms(t.kernel_span)
-    );
-    for (name, d) in t.stages() {
-        line += &format!(", {name} {:.1}", ms(d));
-    }
-    line
-}
-
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -205,8 +190,6 @@ fn ms(d: Duration) -> f64 {
 struct CuzkTimes {
     start: Duration,
     total: Duration,
-    /// The start phase's own stages (what the progress log shows per run).
-    stages: StartTimings,
 }
 
 fn cuzk_prove(gpu: &GpuStart, srs: &Srs, a: Assignment, rs: Randomness) -> (Proof, CuzkTimes) {
@@ -216,20 +199,13 @@ fn cuzk_prove(gpu: &GpuStart, srs: &Srs, a: Assignment, rs: Randomness) -> (Proo
         evaluations,
         witness,
     } = a;
-    let (partial, stages) = gpu
+    let (partial, _) = gpu
         .start(srs, evaluations, &witness)
         .expect("cuzk start phase on the GPU");
     let start = t.elapsed();
     let proof = finish(srs, &witness, &partial, rs).expect("cuzk finish");
     let total = t.elapsed();
-    (
-        proof,
-        CuzkTimes {
-            start,
-            total,
-            stages,
-        },
-    )
+    (proof, CuzkTimes { start, total })
 }
 
 /// supraseal-c2's prover on an assignment cuzk synthesized: the call bellperson's
@@ -470,7 +446,6 @@ fn bench_size(gpu: &OnceCell<GpuStart>, args: &Args, log: u32) -> Row {
                         "2^{log} run {rep}: cuzk prove done in {:.1} ms",
                         ms(times.total)
                     );
-                    step!("2^{log} run {rep}: cuzk stages {}", stage_line(&times.stages));
                     line += &format!(", cuzk prove {:.1} ms", ms(times.total));
                     start.push(times.start);
                     prove.push(times.total);

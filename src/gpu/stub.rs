@@ -238,16 +238,6 @@ impl GpuContext {
         Err(GpuError::NotCompiled)
     }
 
-    /// The H MSM, with aux values uploaded under its transforms.
-    pub(crate) fn h_msm_g1_resident_uploading(
-        &mut self,
-        _abc: [&[Scalar]; 3],
-        _points: &DeviceG1Points,
-        _aux: &[Scalar],
-    ) -> Result<(G1Projective, NttTimings, MsmTimings, DeviceScalars), GpuError> {
-        Err(GpuError::NotCompiled)
-    }
-
     /// Frees cached device buffers (twiddles, MSM scratch).
     pub fn release_scratch(&mut self) {}
 

@@ -315,34 +315,21 @@ impl GpuContext {
 /// A new buffer of `bytes` in the current context when `ledger` has room and the driver has
 /// the memory; `None` otherwise, remembering no refusal (an optional buffer must not make a
 /// running start phase evict what is resident).
-///
-/// Stream-ordered: allocated on `stream` (usable once that stream has reached this point)
-/// and freed on `free_on` without waiting (`DevBuf::new_stream_ordered`). These are the
-/// buffers the engine stages a partition's inputs into while another partition's kernels
-/// run: cuMemFree waits for the whole device, staging copies included, so a start phase that
-/// freed its staged buffers held the device idle until the other worker's copies were done.
 pub(crate) fn alloc_if_room(
     ledger: &Arc<Ledger>,
     bytes: usize,
-    stream: sys::CUstream,
-    free_on: sys::CUstream,
 ) -> Result<Option<DevBuf>, GpuError> {
     let bytes = bytes.max(1);
     if !ledger.admit_if_room(bytes) {
         return Ok(None);
     }
-    match unsafe { result::malloc_async(stream, bytes) } {
-        Ok(ptr) => Ok(Some(DevBuf::new_stream_ordered(
-            ptr,
-            bytes,
-            Arc::clone(ledger),
-            free_on,
-        ))),
+    match unsafe { result::malloc_sync(bytes) } {
+        Ok(ptr) => Ok(Some(DevBuf::new(ptr, bytes, Arc::clone(ledger)))),
         Err(e) => {
             ledger.release(bytes);
             match e.0 {
                 sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => Ok(None),
-                _ => check(Err(e), "cuMemAllocAsync").map(|()| None),
+                _ => check(Err(e), "cuMemAlloc").map(|()| None),
             }
         }
     }

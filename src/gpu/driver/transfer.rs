@@ -267,24 +267,6 @@ impl GpuContext {
         )
     }
 
-    /// Host → device copy of a large buffer through the pinned staging buffers on the copy
-    /// stream, beside the work already queued on the compute stream rather than after it
-    /// (the caller guarantees that none of that work touches `dst`). Returns when every
-    /// piece is on the device, so whatever is queued after the call sees the data, while
-    /// what was queued before it runs under the copy. (Small copies go on the compute
-    /// stream, in order.)
-    pub(crate) fn upload_staged_beside<T: Copy>(
-        &mut self,
-        dst: DevPtr<T>,
-        src: &[T],
-    ) -> Result<(), GpuError> {
-        if std::mem::size_of_val(src) < STAGE_MIN {
-            return self.upload(dst, src);
-        }
-        let copy_stream = self.copy_stream;
-        self.staging()?.upload(dst, src, copy_stream, None, None)
-    }
-
     /// Device → host copy of a large buffer through the pinned staging buffers; returns
     /// when `dst` holds the data (earlier work on the stream included).
     pub(crate) fn download_staged<T: Copy>(

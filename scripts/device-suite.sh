@@ -30,7 +30,8 @@
 #   scripts/device-suite.sh peer [LOGS]
 #                                      peer_bench (peer/build-device.sh's): cuzk against
 #                                      supraseal-c2 on the same assignment, timing-only params,
-#                                      at LOGS (default 24,26)
+#                                      at LOGS (default 24,26), PEER_RUNS timed runs a size
+#                                      (default 3)
 #
 # Several parts may be given in one call: `scripts/device-suite.sh tests c2 2KiB engine`.
 set -uo pipefail
@@ -150,6 +151,28 @@ for line in open(path):
 if u:
     print(f"nvidia-smi utilization.gpu mean {sum(u) / len(u):.1f}% over the bench's second half ({len(u)} samples)")
 PY
+            # With CUZK_LOG=cuzk::gpu_timing=debug: where each start phase's hold went (the
+            # device's kernels, the span from its first kernel to its last, the copies).
+            python3 - "$out/engine-$c.log" <<'PY' | tee -a "$out/engine-$c.log"
+import re, statistics, sys
+keys = ["compute_us", "kernels_us", "kernel_span_us", "ntt_us", "msm_us", "h2d_us", "d2h_us"]
+rows = []
+for line in open(sys.argv[1]):
+    line = re.sub(r"\x1b\[[0-9;]*m", "", line)  # the formatter's colours
+    if "start phase" not in line or "ok=true" not in line:
+        continue
+    f = dict(re.findall(r"(\w+)=(\d+)", line))
+    if all(k in f for k in keys[:3]):
+        rows.append({k: int(f[k]) / 1e3 for k in keys if k in f})
+if rows:
+    rows = rows[len(rows) // 2:]  # the second half, as the bench's own figures
+    med = lambda k: statistics.median(r[k] for r in rows if k in r)
+    print(f"start phases (second half of the log, {len(rows)}), median ms: " +
+          ", ".join(f"{k[:-3]} {med(k):.1f}" for k in keys if any(k in r for r in rows)))
+    hold = sum(r["compute_us"] for r in rows)
+    print(f"  of the holds' sum: kernels {100 * sum(r['kernels_us'] for r in rows) / hold:.1f}%, "
+          f"kernel span {100 * sum(r['kernel_span_us'] for r in rows) / hold:.1f}%")
+PY
         done
         ;;
     kernels)
@@ -165,10 +188,12 @@ PY
         logs=24,26
         case "${1:-}" in [0-9]*) logs="$1" && shift ;; esac
         # supraseal reads its params from a file: a 2^26 one is ~40 GB, /tmp has the room.
-        echo "== peer_bench --logs $logs --runs 3 --srs timing --no-create-proof"
-        TMPDIR=/tmp LD_LIBRARY_PATH=/tmp/peer /tmp/peer/peer_bench --logs "$logs" --runs 3 \
+        runs="${PEER_RUNS:-3}"
+        echo "== peer_bench --logs $logs --runs $runs --srs timing --no-create-proof"
+        TMPDIR=/tmp LD_LIBRARY_PATH=/tmp/peer /tmp/peer/peer_bench --logs "$logs" --runs "$runs" \
             --srs timing --no-create-proof 2>"$out/peer-progress.log" | tee "$out/peer.log"
         echo "peer_bench rc=${PIPESTATUS[0]}"
+        grep "cuzk stages" "$out/peer-progress.log" | tail -n 4
         tail -n 5 "$out/peer-progress.log"
         ;;
     soak)

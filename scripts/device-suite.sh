@@ -193,7 +193,6 @@ PY
         TMPDIR=/tmp LD_LIBRARY_PATH=/tmp/peer /tmp/peer/peer_bench --logs "$logs" --runs "$runs" \
             --srs timing --no-create-proof 2>"$out/peer-progress.log" | tee "$out/peer.log"
         echo "peer_bench rc=${PIPESTATUS[0]}"
-        grep "cuzk stages" "$out/peer-progress.log" | tail -n 4
         tail -n 5 "$out/peer-progress.log"
         ;;
     soak)

@@ -3,7 +3,8 @@
 //! process.
 //!
 //! `peer_bench [--logs 16,20,22] [--runs 5] [--circuit bits|random] [--only cuzk|peer]
-//! [--peer-first] [--srs real|timing] [--no-create-proof]`
+//! [--peer-first] [--srs real|timing] [--no-create-proof]
+//! [--in-order-uploads]`
 //!
 //! For each size (log2 of the constraint count, the per-input constraints included):
 //! - params from cuzk's test-only generator (byte-equal to bellperson's `generate_parameters`),
@@ -26,6 +27,9 @@
 //! process of its own. Before and after every proof a line goes to stderr with the seconds
 //! since the start: the last one says where a run that does not return is.
 //!
+//! `--in-order-uploads` has cuzk's H step take its host inputs in order on the compute
+//! stream, the device waiting for them, instead of under its kernels (the control for the
+//! overlap: both must give the peer's bytes).
 //! `--no-create-proof` leaves bellperson's `create_proof` out (its synthesis alone takes
 //! minutes at 2^26).
 //!
@@ -44,7 +48,9 @@ use bellperson::groth16::{self as bp, ParameterSource};
 use blstrs::{Bls12, G1Affine, G2Affine, Scalar};
 use cuzk::fixtures::{generate_srs, timing_srs, SampleCircuit, ToxicWaste};
 use cuzk::gpu::{self, GpuStart};
-use cuzk::groth16::{finish, synthesize, Assignment, Proof, Randomness, Srs, StartPhase};
+use cuzk::groth16::{
+    finish, synthesize, Assignment, Proof, Randomness, Srs, StartPhase, StartTimings,
+};
 use ff::Field;
 use group::prime::PrimeCurveAffine;
 use rand_chacha::ChaCha8Rng;
@@ -52,7 +58,7 @@ use rand_core::SeedableRng;
 
 type Peer = bp::SuprasealParameters<Bls12>;
 
-const USAGE: &str = "usage: peer_bench [--logs 16,20,22] [--runs N] [--circuit bits|random] [--only cuzk|peer] [--peer-first] [--srs real|timing] [--no-create-proof]";
+const USAGE: &str = "usage: peer_bench [--logs 16,20,22] [--runs N] [--circuit bits|random] [--only cuzk|peer] [--peer-first] [--srs real|timing] [--no-create-proof] [--in-order-uploads]";
 
 /// One side of the comparison.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,6 +77,8 @@ struct Args {
     timing_srs: bool,
     /// Whether bellperson's `create_proof` (synthesis included) runs too.
     create_proof: bool,
+    /// cuzk's H-step uploads under its kernels (the default) or in order.
+    overlap_uploads: bool,
 }
 
 impl Args {
@@ -87,6 +95,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         order: vec![Side::Cuzk, Side::Peer],
         timing_srs: false,
         create_proof: true,
+        overlap_uploads: true,
     };
     let (mut only, mut peer_first) = (None, false);
     let mut it = args.iter();
@@ -131,6 +140,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
                 }
             }
             "--no-create-proof" => out.create_proof = false,
+            "--in-order-uploads" => out.overlap_uploads = false,
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other}")),
         }
@@ -176,6 +186,19 @@ fn fixed_rs(log: u32) -> Randomness {
     }
 }
 
+/// A start phase's stages in ms, with the device's kernel time and span beside them.
+fn stage_line(t: &StartTimings) -> String {
+    let mut line = format!(
+        "kernels {:.1} over a span of {:.1}",
+        ms(t.kernels),
+        ms(t.kernel_span)
+    );
+    for (name, d) in t.stages() {
+        line += &format!(", {name} {:.1}", ms(d));
+    }
+    line
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -190,6 +213,8 @@ fn ms(d: Duration) -> f64 {
 struct CuzkTimes {
     start: Duration,
     total: Duration,
+    /// The start phase's own stages (what the progress log shows per run).
+    stages: StartTimings,
 }
 
 fn cuzk_prove(gpu: &GpuStart, srs: &Srs, a: Assignment, rs: Randomness) -> (Proof, CuzkTimes) {
@@ -199,13 +224,20 @@ fn cuzk_prove(gpu: &GpuStart, srs: &Srs, a: Assignment, rs: Randomness) -> (Proo
         evaluations,
         witness,
     } = a;
-    let (partial, _) = gpu
+    let (partial, stages) = gpu
         .start(srs, evaluations, &witness)
         .expect("cuzk start phase on the GPU");
     let start = t.elapsed();
     let proof = finish(srs, &witness, &partial, rs).expect("cuzk finish");
     let total = t.elapsed();
-    (proof, CuzkTimes { start, total })
+    (
+        proof,
+        CuzkTimes {
+            start,
+            total,
+            stages,
+        },
+    )
 }
 
 /// supraseal-c2's prover on an assignment cuzk synthesized: the call bellperson's
@@ -269,12 +301,16 @@ fn cuzk_assignment(a: &mut Option<Assignment>, order: &[Side], i: usize) -> Assi
     }
 }
 
-fn cuzk_gpu(cell: &OnceCell<GpuStart>) -> &GpuStart {
+fn cuzk_gpu(cell: &OnceCell<GpuStart>, overlap_uploads: bool) -> &GpuStart {
     cell.get_or_init(|| {
         step!("cuzk: GpuStart::new(0) ...");
         let t = Instant::now();
         let gpu = GpuStart::new(0).expect("device 0 was discovered but does not open");
         step!("cuzk: GpuStart::new(0) done in {:.1} ms", ms(t.elapsed()));
+        gpu.set_overlap_uploads(overlap_uploads);
+        if !overlap_uploads {
+            step!("cuzk: H-step uploads in order (--in-order-uploads)");
+        }
         gpu
     })
 }
@@ -346,7 +382,11 @@ fn bench_size(gpu: &OnceCell<GpuStart>, args: &Args, log: u32) -> Row {
     let pvk = (!args.timing_srs).then(|| bp::prepare_verifying_key(&vk));
     step!(
         "2^{log}: params {} in {:.1} s",
-        if args.timing_srs { "(timing only: proofs compare bytes, none verifies)" } else { "generated" },
+        if args.timing_srs {
+            "(timing only: proofs compare bytes, none verifies)"
+        } else {
+            "generated"
+        },
         gen.as_secs_f64(),
     );
     // supraseal reads its SRS from a file, in a thread of its own; it starts the CUDA runtime
@@ -393,7 +433,7 @@ fn bench_size(gpu: &OnceCell<GpuStart>, args: &Args, log: u32) -> Row {
                 let mine = cuzk_assignment(&mut a, &args.order, i);
                 step!("2^{log} warm-up: cuzk prove ...");
                 let t = Instant::now();
-                let (ours, _) = cuzk_prove(cuzk_gpu(gpu), &srs, mine, rs);
+                let (ours, _) = cuzk_prove(cuzk_gpu(gpu, args.overlap_uploads), &srs, mine, rs);
                 let d = t.elapsed();
                 step!("2^{log} warm-up: cuzk prove done in {:.1} ms", ms(d));
                 cuzk_first = Some(d);
@@ -415,7 +455,10 @@ fn bench_size(gpu: &OnceCell<GpuStart>, args: &Args, log: u32) -> Row {
                     let t = Instant::now();
                     let theirs = peer_prove(params, a, rs);
                     let d = t.elapsed();
-                    step!("2^{log} warm-up: peer generate_groth16_proof done in {:.1} ms", ms(d));
+                    step!(
+                        "2^{log} warm-up: peer generate_groth16_proof done in {:.1} ms",
+                        ms(d)
+                    );
                     peer_first = Some(d);
                     proofs.push(("supraseal generate_groth16_proof", theirs));
                 }
@@ -441,10 +484,15 @@ fn bench_size(gpu: &OnceCell<GpuStart>, args: &Args, log: u32) -> Row {
                 Side::Cuzk => {
                     let mine = cuzk_assignment(&mut a, &args.order, i);
                     step!("2^{log} run {rep}: cuzk prove ...");
-                    let (ours, times) = cuzk_prove(cuzk_gpu(gpu), &srs, mine, rs);
+                    let (ours, times) =
+                        cuzk_prove(cuzk_gpu(gpu, args.overlap_uploads), &srs, mine, rs);
                     step!(
                         "2^{log} run {rep}: cuzk prove done in {:.1} ms",
                         ms(times.total)
+                    );
+                    step!(
+                        "2^{log} run {rep}: cuzk stages {}",
+                        stage_line(&times.stages)
                     );
                     line += &format!(", cuzk prove {:.1} ms", ms(times.total));
                     start.push(times.start);
@@ -481,7 +529,12 @@ fn bench_size(gpu: &OnceCell<GpuStart>, args: &Args, log: u32) -> Row {
             }
         }
         drop(a);
-        equal &= check(&format!("2^{log} run {rep}"), pvk.as_ref(), &inputs, &proofs);
+        equal &= check(
+            &format!("2^{log} run {rep}"),
+            pvk.as_ref(),
+            &inputs,
+            &proofs,
+        );
         eprintln!("{line}");
     }
     drop(params);

@@ -120,7 +120,8 @@ pub struct cuzk_stats {
     /// Start-phase stages, one observation per successful start phase.
     /// The H step: the NTTs and (a·b − c)/Z (on a GPU its transfers included).
     pub start_ntt: cuzk_latency,
-    /// Of the H step, copying a, b and c to the GPU (CUDA event time; 0 on the CPU).
+    /// Of the H step, the device's wait for a, b and c to reach the GPU (CUDA event time; 0 on
+    /// the CPU): b and c go up under the transforms before them.
     pub start_ntt_upload: cuzk_latency,
     /// Of the H step, copying H back from the GPU (CUDA event time; 0 on the CPU, and
     /// on a GPU with resident params, where H stays on the device for its MSM).

@@ -79,7 +79,7 @@ impl GpuContext {
         self.download_staged(values, d_b)?;
         let e4 = self.mark()?;
         self.sync()?;
-        stage_timings([e0, e1, e2, e3, e4], t0)
+        stage_timings([e0, e1, e2, e3, e4], 0.0, t0)
     }
 
     /// The radix-2 transform with twiddle table `tw`, from `src` (read only)
@@ -122,27 +122,33 @@ impl GpuContext {
     ) -> Result<NttTimings, GpuError> {
         let t0 = Instant::now();
         let n = a.len();
-        let (d_h, [e0, e1, e2, e3]) = self.quotient_on_device(HInput::Host(a, b, c))?;
+        let (d_h, [e0, e1, e2, e3], overlapped) =
+            self.quotient_on_device(HInput::Host(a, b, c), None)?;
         self.download_staged(&mut a[..n - 1], d_h)?;
         a[n - 1] = Scalar::ZERO;
         let e4 = self.mark()?;
         self.sync()?;
-        stage_timings([e0, e1, e2, e3, e4], t0)
+        stage_timings([e0, e1, e2, e3, e4], overlapped, t0)
     }
 
     /// [`Self::h_coefficients`] for the H MSM of a proof: the n − 1 coefficients stay on the
     /// device, copied into the MSM's scalar buffer (an MSM over `Scalars::Scratch(n - 1)`
     /// takes them from there), instead of going to the host and back (2 × n·32 bytes).
-    /// `download_ms` is that device-to-device copy.
-    fn h_coefficients_for_msm(&mut self, evaluations: HInput<'_>) -> Result<NttTimings, GpuError> {
+    /// `download_ms` is that device-to-device copy. `beside`: an upload that goes up under
+    /// the transforms (see `quotient_on_device`).
+    fn h_coefficients_for_msm(
+        &mut self,
+        evaluations: HInput<'_>,
+        beside: Option<(DevPtr<Scalar>, &[Scalar])>,
+    ) -> Result<NttTimings, GpuError> {
         let t0 = Instant::now();
         let n = evaluations.len();
-        let (d_h, [e0, e1, e2, e3]) = self.quotient_on_device(evaluations)?;
+        let (d_h, [e0, e1, e2, e3], overlapped) = self.quotient_on_device(evaluations, beside)?;
         let d_scalars = self.msm_scalar_scratch(n - 1)?;
         self.copy_on_device(d_scalars, d_h, n - 1)?;
         let e4 = self.mark()?;
         self.sync()?;
-        stage_timings([e0, e1, e2, e3, e4], t0)
+        stage_timings([e0, e1, e2, e3, e4], overlapped, t0)
     }
 
     /// H = Σ h_i·points[i] over the quotient's n − 1 coefficients h (a, b, c as in
@@ -162,10 +168,35 @@ impl GpuContext {
                 points.len()
             )));
         }
-        let nt = self.h_coefficients_for_msm(HInput::Host(a, b, c))?;
+        let nt = self.h_coefficients_for_msm(HInput::Host(a, b, c), None)?;
         let (h, mt) =
             self.msm_inner::<G1>(Points::Device(points.device_ptr()), Scalars::Scratch(n - 1))?;
         Ok((h, nt, mt))
+    }
+
+    /// [`Self::h_msm_g1_resident`] that also puts `aux` (a witness's aux values) on the
+    /// device for the MSMs after it, as [`Self::upload_scalars`] would, but under the
+    /// quotient's transforms instead of with the device idle.
+    pub fn h_msm_g1_resident_uploading(
+        &mut self,
+        [a, b, c]: [&[Scalar]; 3],
+        points: &DeviceG1Points,
+        aux: &[Scalar],
+    ) -> Result<(G1Projective, NttTimings, MsmTimings, DeviceScalars), GpuError> {
+        let n = a.len();
+        if n < 2 || points.len() < n - 1 {
+            return Err(GpuError::InvalidArgument(format!(
+                "h_msm_g1_resident: {} points for a domain of {n}",
+                points.len()
+            )));
+        }
+        self.bind()?;
+        let buf = self.alloc(std::mem::size_of_val(aux))?;
+        let nt = self.h_coefficients_for_msm(HInput::Host(a, b, c), Some((buf.ptr(), aux)))?;
+        let aux = DeviceScalars::new(buf, aux.len(), self.cu_ctx());
+        let (h, mt) =
+            self.msm_inner::<G1>(Points::Device(points.device_ptr()), Scalars::Scratch(n - 1))?;
+        Ok((h, nt, mt, aux))
     }
 
     /// [`Self::h_msm_g1_resident`] from a, b and c already on the device (`abc`, `n`
@@ -184,7 +215,7 @@ impl GpuContext {
             )));
         }
         self.bind()?;
-        let nt = self.h_coefficients_for_msm(HInput::Device(abc, n))?;
+        let nt = self.h_coefficients_for_msm(HInput::Device(abc, n), None)?;
         let (h, mt) =
             self.msm_inner::<G1>(Points::Device(points.device_ptr()), Scalars::Scratch(n - 1))?;
         Ok((h, nt, mt))
@@ -213,7 +244,7 @@ impl GpuContext {
         let e0 = self.mark()?;
         let abc = self.r1cs_evaluations_into_ntt(r1cs, input, aux, n)?;
         let e1 = self.mark()?;
-        let nt = self.h_coefficients_for_msm(HInput::Device(abc, n))?;
+        let nt = self.h_coefficients_for_msm(HInput::Device(abc, n), None)?;
         // h_coefficients_for_msm synchronized the stream: both events have completed.
         let matvec_ms = e0.ms_to(&e1)?;
         let (h, mt) =
@@ -222,11 +253,20 @@ impl GpuContext {
     }
 
     /// The quotient step up to its result on the device: returns where the n coefficients
-    /// are (the last one zero) and the events after the uploads, the twiddles and the kernels.
+    /// are (the last one zero) and the events after the first upload, the twiddles and the
+    /// kernels.
+    ///
+    /// Host evaluations go up one at a time, each while the device transforms the one before
+    /// it (the copies run on the copy stream and the host waits for each, so what it queues
+    /// after one sees its data): the device waits only for a. At 2^24 the three are 1.5 GB,
+    /// as long on the link as their transforms on the device. `beside` (destination, values)
+    /// goes up last, under c's transforms and the quotient, with nothing queued that reads
+    /// it; the MSMs after the quotient do.
     fn quotient_on_device(
         &mut self,
         evaluations: HInput<'_>,
-    ) -> Result<(DevPtr<Scalar>, [Event; 4]), GpuError> {
+        beside: Option<(DevPtr<Scalar>, &[Scalar])>,
+    ) -> Result<(DevPtr<Scalar>, [Event; 4], f32), GpuError> {
         let n = evaluations.len();
         let ok = |n: usize| n >= 2 && n.is_power_of_two() && n <= 1 << MAX_LOG_N;
         match evaluations {
@@ -259,11 +299,23 @@ impl GpuContext {
         };
         let d_t = self.scratch(Scratch::NttT, n)?;
         let d_pw = self.scratch(Scratch::NttPowers, 32)?;
+        let host = match evaluations {
+            HInput::Host(a, b, c) => Some([a, b, c]),
+            HInput::Device(..) => None,
+        };
+        // Uploads beside the kernels wait for what the stream held before this step (its
+        // buffers may have been read there), not for the step's own transforms.
+        let overlap = self.overlap_uploads;
         let e0 = self.mark()?;
-        if let HInput::Host(a, b, c) = evaluations {
-            self.upload_staged(d[0], a)?;
-            self.upload_staged(d[1], b)?;
-            self.upload_staged(d[2], c)?;
+        if let Some(host) = host {
+            match overlap {
+                true => self.upload_staged_beside(d[0], host[0], &e0)?,
+                false => {
+                    for (&v, values) in d.iter().zip(host) {
+                        self.upload_staged(v, values)?;
+                    }
+                }
+            }
         }
         let e1 = self.mark()?;
         let tw_inv = self.twiddle_table(log_n, true, d_pw)?;
@@ -277,7 +329,14 @@ impl GpuContext {
         let z_inv = (g.pow_vartime([n as u64]) - Scalar::ONE)
             .invert()
             .expect("g is not an n-th root of unity");
-        for &v in &d {
+        // Host time of the uploads that ran under the kernels.
+        let mut overlapped = std::time::Duration::ZERO;
+        for (k, &v) in d.iter().enumerate() {
+            if let (Some(host), 1.., true) = (host, k, overlap) {
+                let tu = Instant::now();
+                self.upload_staged_beside(v, host[k], &e0)?;
+                overlapped += tu.elapsed();
+            }
             self.transform(v, d_t, tw_inv, log_n)?;
             self.scale(d_t, n as u32, g, n_inv, d_pw)?; // 1/n of the iNTT and g^i of the coset
             self.transform(d_t, v, tw_fwd, log_n)?;
@@ -287,7 +346,17 @@ impl GpuContext {
         self.transform(d[0], d_t, tw_inv, log_n)?;
         self.scale(d_t, n as u32, g_inv, n_inv * z_inv, d_pw)?;
         let e3 = self.mark()?;
-        Ok((d_t, [e0, e1, e2, e3]))
+        if let Some((dst, values)) = beside {
+            match overlap {
+                true => {
+                    let tu = Instant::now();
+                    self.upload_staged_beside(dst, values, &e0)?;
+                    overlapped += tu.elapsed();
+                }
+                false => self.upload_staged(dst, values)?,
+            }
+        }
+        Ok((d_t, [e0, e1, e2, e3], overlapped.as_secs_f32() * 1e3))
     }
 
     /// v[i] *= factor · base^i on the device. `d_pw` is a 32-entry scratch table; the
@@ -351,10 +420,16 @@ impl HInput<'_> {
 }
 
 /// The stages between five events (upload, twiddles, kernels, download) of a call that
-/// started at `t0` and has synchronized.
-fn stage_timings(e: [Event; 5], t0: Instant) -> Result<NttTimings, GpuError> {
+/// started at `t0` and has synchronized, with the host time of the uploads that ran under
+/// its kernels.
+fn stage_timings(
+    e: [Event; 5],
+    overlapped_upload_ms: f32,
+    t0: Instant,
+) -> Result<NttTimings, GpuError> {
     Ok(NttTimings {
         upload_ms: e[0].ms_to(&e[1])?,
+        overlapped_upload_ms,
         twiddles_ms: e[1].ms_to(&e[2])?,
         kernels_ms: e[2].ms_to(&e[3])?,
         download_ms: e[3].ms_to(&e[4])?,

@@ -48,7 +48,7 @@ impl GpuContext {
     /// A stager for this device (its own stream; pinned buffers at its first large copy).
     pub(crate) fn stager(&self) -> Result<Stager, GpuError> {
         self.bind()?;
-        Stager::new(self.cu_ctx(), self.ledger().clone())
+        Stager::new(self.cu_ctx(), self.stream(), self.ledger().clone())
     }
 
     /// The H step and MSM from staged a, b and c (transformed in place; see
@@ -67,6 +67,9 @@ impl GpuContext {
 pub(crate) struct Stager {
     ctx: sys::CUcontext,
     stream: sys::CUstream,
+    /// The context's compute stream, where the start phases read the staged buffers: they
+    /// are freed there, after the last of that work, without waiting for the device.
+    compute: sys::CUstream,
     /// Made at the first large copy, then reused.
     pinned: Option<Staging>,
     ledger: Arc<Ledger>,
@@ -80,7 +83,11 @@ impl Stager {
     /// A stager for the device whose primary context is `ctx` (held by the device's
     /// `GpuContext` for longer than this stager lives; current on this thread), counting in
     /// its `ledger`.
-    fn new(ctx: sys::CUcontext, ledger: Arc<Ledger>) -> Result<Self, GpuError> {
+    fn new(
+        ctx: sys::CUcontext,
+        compute: sys::CUstream,
+        ledger: Arc<Ledger>,
+    ) -> Result<Self, GpuError> {
         let stream = check(
             result::stream::create(result::stream::StreamKind::NonBlocking),
             "cuStreamCreate",
@@ -88,6 +95,7 @@ impl Stager {
         Ok(Stager {
             ctx,
             stream,
+            compute,
             pinned: None,
             ledger,
         })
@@ -104,7 +112,26 @@ impl Stager {
             unsafe { result::ctx::set_current(self.ctx) },
             "cuCtxSetCurrent",
         )?;
-        let Some(aux_buf) = alloc_if_room(&self.ledger, std::mem::size_of_val(aux))? else {
+        let staged = self.stage_on_stream(aux, evaluations);
+        // Whatever comes back, this stream's allocations and copies are done before any of
+        // the buffers is freed (on the compute stream, which does not wait for this one).
+        let synced = check(
+            unsafe { result::stream::synchronize(self.stream) },
+            "cuStreamSynchronize",
+        );
+        let staged = staged?;
+        synced?;
+        Ok(staged)
+    }
+
+    /// [`Self::stage`]'s allocations and copies, queued on this stager's stream.
+    fn stage_on_stream(
+        &mut self,
+        aux: &[Scalar],
+        evaluations: Option<([&[Scalar]; 3], usize)>,
+    ) -> Result<Option<StagedInputs>, GpuError> {
+        let alloc = |bytes| alloc_if_room(&self.ledger, bytes, self.stream, self.compute);
+        let Some(aux_buf) = alloc(std::mem::size_of_val(aux))? else {
             return Ok(None);
         };
         let evaluations = match evaluations {
@@ -112,7 +139,7 @@ impl Stager {
             Some((abc, n)) => {
                 let mut bufs = Vec::with_capacity(3);
                 for _ in 0..3 {
-                    match alloc_if_room(&self.ledger, n * 32)? {
+                    match alloc(n * 32)? {
                         Some(b) => bufs.push(b),
                         None => return Ok(None),
                     }
@@ -139,10 +166,6 @@ impl Stager {
             }
         };
         self.upload(aux_buf.ptr(), aux)?;
-        check(
-            unsafe { result::stream::synchronize(self.stream) },
-            "cuStreamSynchronize",
-        )?;
         Ok(Some(StagedInputs {
             aux: DeviceScalars::new(aux_buf, aux.len(), self.ctx),
             evaluations,

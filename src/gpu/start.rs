@@ -404,6 +404,14 @@ impl GpuStart {
         }
     }
 
+    /// Overlapped (the default) or in-order H-step uploads on this device
+    /// ([`GpuContext::set_overlap_uploads`]): for benchmarks that compare the two.
+    pub fn set_overlap_uploads(&self, on: bool) {
+        if let Ok(mut s) = self.state.lock() {
+            s.ctx.set_overlap_uploads(on);
+        }
+    }
+
     /// Times a start phase ran out of device memory and evicted everything resident.
     pub fn evictions(&self) -> u64 {
         self.evictions.load(Relaxed)
@@ -477,12 +485,14 @@ fn attempt(
     // Staged a, b and c serve one attempt (the H step transforms them in place).
     let staged_evaluations = staged.as_mut().and_then(|s| s.evaluations.take());
     // The aux values on the device, where the recorded mat-vec and the resident MSMs read
-    // them: staged ahead of this start phase, or uploaded here (only with a resident SRS:
-    // without one the MSMs take host scalars).
-    let aux = match (staged.as_ref(), kept) {
-        (_, None) => None,
-        (Some(s), Some(_)) => Some(Aux::Staged(&s.aux)),
-        (None, Some(_)) => Some(Aux::Uploaded(upload_aux(ctx, w, t)?)),
+    // them (only with a resident SRS: without one the MSMs take host scalars): staged ahead
+    // of this start phase; else uploaded here when the H step reads them (the recorded
+    // mat-vec), or by the H step under its transforms (host evaluations), or after it.
+    let mut aux = match (staged.as_ref(), kept, &input) {
+        (_, None, _) => None,
+        (Some(s), Some(_), _) => Some(Aux::Staged(&s.aux)),
+        (None, Some(_), Planned::Deferred(_)) => Some(Aux::Uploaded(upload_aux(ctx, w, t)?)),
+        (None, Some(_), Planned::Host(_)) => None,
     };
     let (h, msm_h) = match (input, kept) {
         (Planned::Deferred(d), Some(kept)) => {
@@ -508,11 +518,19 @@ fn attempt(
                     t.device_to_host += ms(m.download_ms);
                     (h, ms(m.total_ms))
                 }
-                _ => host_h(ctx, Some(kept), srs, evaluations, t)?,
+                _ => {
+                    let upload = aux.is_none().then_some(&w.aux[..]);
+                    let (h, uploaded) = host_h(ctx, Some(kept), srs, evaluations, upload, t)?;
+                    aux = aux.or(uploaded.map(Aux::Uploaded));
+                    h
+                }
             }
         }
-        (Planned::Host(evaluations), None) => host_h(ctx, None, srs, evaluations, t)?,
+        (Planned::Host(evaluations), None) => host_h(ctx, None, srs, evaluations, None, t)?.0,
     };
+    if let (None, Some(_)) = (&aux, kept) {
+        aux = Some(Aux::Uploaded(upload_aux(ctx, w, t)?));
+    }
     let t2 = Instant::now();
     let ([(l, msm_l), (a, msm_a), (b_g1, msm_b_g1)], (b_g2, _msm_b_g2)) = match (kept, &aux) {
         (Some(kept), Some(aux)) => resident_msms(ctx, kept, aux.get(), w, t)?,
@@ -542,14 +560,17 @@ fn attempt(
 }
 
 /// The H step and MSM from host evaluations: on the device with the quotient going straight
-/// into the resident H points, or through the host without a resident SRS.
+/// into the resident H points, or through the host without a resident SRS. With the points
+/// resident, `aux` (the witness's aux values, when they are not on the device yet) goes up
+/// under the quotient's transforms and comes back on the device.
 fn host_h(
     ctx: &mut GpuContext,
     kept: Option<&ResidentSrs>,
     srs: &Srs,
     evaluations: &mut Evaluations,
+    aux: Option<&[Scalar]>,
     t: &mut StartTimings,
-) -> Result<(G1Projective, Duration)> {
+) -> Result<((G1Projective, Duration), Option<DeviceScalars>)> {
     let n = evaluations.a.len().next_power_of_two();
     for v in [&mut evaluations.a, &mut evaluations.b, &mut evaluations.c] {
         v.resize(n, Scalar::ZERO);
@@ -560,12 +581,21 @@ fn host_h(
         // second attempt can start from them (their budget share is held until then anyway).
         Some(kept) if n >= 2 => {
             let Evaluations { a, b, c } = &*evaluations;
-            let (h, nt, m) = ctx.h_msm_g1_resident(a, b, c, &kept.h)?;
+            let (h, nt, m, uploaded) = match aux {
+                Some(aux) => {
+                    let (h, nt, m, d) = ctx.h_msm_g1_resident_uploading([a, b, c], &kept.h, aux)?;
+                    (h, nt, m, Some(d))
+                }
+                None => {
+                    let (h, nt, m) = ctx.h_msm_g1_resident(a, b, c, &kept.h)?;
+                    (h, nt, m, None)
+                }
+            };
             t.ntt = ms(nt.total_ms);
             t.ntt_upload = ms(nt.upload_ms);
-            t.host_to_device += t.ntt_upload + ms(m.upload_ms);
+            t.host_to_device += t.ntt_upload + ms(nt.overlapped_upload_ms) + ms(m.upload_ms);
             t.device_to_host += ms(m.download_ms);
-            Ok((h, ms(m.total_ms)))
+            Ok(((h, ms(m.total_ms)), uploaded))
         }
         _ => {
             // Transformed in place: taken, so a second attempt knows it cannot rerun.
@@ -578,14 +608,14 @@ fn host_h(
                 let nt = ctx.h_coefficients(&mut a, &b, &c)?;
                 t.ntt_upload = ms(nt.upload_ms);
                 t.ntt_download = ms(nt.download_ms);
-                t.host_to_device += t.ntt_upload;
+                t.host_to_device += t.ntt_upload + ms(nt.overlapped_upload_ms);
                 t.device_to_host += t.ntt_download;
                 drop((b, c));
                 a.truncate(n - 1);
                 a
             };
             t.ntt = t0.elapsed();
-            msm(ctx, kept.map(|r| &r.h), &srs.h, &h, t)
+            Ok((msm(ctx, kept.map(|r| &r.h), &srs.h, &h, t)?, None))
         }
     }
 }

@@ -238,6 +238,16 @@ impl GpuContext {
         Err(GpuError::NotCompiled)
     }
 
+    /// The H MSM, with aux values uploaded under its transforms.
+    pub fn h_msm_g1_resident_uploading(
+        &mut self,
+        _abc: [&[Scalar]; 3],
+        _points: &DeviceG1Points,
+        _aux: &[Scalar],
+    ) -> Result<(G1Projective, NttTimings, MsmTimings, DeviceScalars), GpuError> {
+        Err(GpuError::NotCompiled)
+    }
+
     /// Frees cached device buffers (twiddles, MSM scratch).
     pub fn release_scratch(&mut self) {}
 
@@ -279,6 +289,9 @@ impl GpuContext {
 
     /// Nothing to tune.
     pub fn set_ntt_tuning(&mut self, _tuning: super::NttTuning) {}
+
+    /// Overlapped or in-order H-step uploads (nothing to set without kernels).
+    pub fn set_overlap_uploads(&mut self, _on: bool) {}
 
     /// Always `Err(NotCompiled)`.
     pub(crate) fn stager(&self) -> Result<Stager, GpuError> {

@@ -65,8 +65,12 @@ pub struct MsmTimings {
 /// Where an NTT's time went, in milliseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct NttTimings {
-    /// Values host → device.
+    /// Values host → device, as long as the device waited for them (the H step's a: b and c
+    /// go up under the transforms before them).
     pub upload_ms: f32,
+    /// Host → device copies that ran under the kernels (the H step's b and c, and what went
+    /// up beside them), host wall time.
+    pub overlapped_upload_ms: f32,
     /// Twiddle table generation (zero when it was cached).
     pub twiddles_ms: f32,
     /// The transform and its scalings.

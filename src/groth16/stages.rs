@@ -21,7 +21,8 @@ macro_rules! with_start_stages {
             stages [
                 /// The H step: the NTTs and (a·b − c)/Z (on a GPU its transfers included).
                 ntt => start_ntt, NTT;
-                /// Of the H step, copying a, b and c to the GPU (CUDA event time; 0 on the CPU).
+                /// Of the H step, the device's wait for a, b and c to reach the GPU (CUDA event time; 0 on
+                /// the CPU): b and c go up under the transforms before them.
                 ntt_upload => start_ntt_upload, NTTUpload;
                 /// Of the H step, copying H back from the GPU (CUDA event time; 0 on the CPU, and
                 /// on a GPU with resident params, where H stays on the device for its MSM).

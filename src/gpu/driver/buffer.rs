@@ -68,12 +68,45 @@ pub(crate) struct DevBuf {
     ptr: sys::CUdeviceptr,
     pub bytes: usize,
     ledger: Arc<Ledger>,
+    /// From cuMemAllocAsync: freed with cuMemFreeAsync on this stream, without waiting.
+    free_on: Option<FreeStream>,
 }
 
+/// The stream a stream-ordered buffer is freed on.
+#[derive(Debug)]
+struct FreeStream(sys::CUstream);
+
+// SAFETY: a stream handle of the buffer's context, only passed to cuMemFreeAsync.
+unsafe impl Send for FreeStream {}
+unsafe impl Sync for FreeStream {}
+
 impl DevBuf {
-    /// Takes ownership of `bytes` at `ptr`, which `ledger` has admitted.
+    /// Takes ownership of `bytes` at `ptr` (from cuMemAlloc), which `ledger` has admitted.
     pub(crate) fn new(ptr: sys::CUdeviceptr, bytes: usize, ledger: Arc<Ledger>) -> Self {
-        DevBuf { ptr, bytes, ledger }
+        DevBuf {
+            ptr,
+            bytes,
+            ledger,
+            free_on: None,
+        }
+    }
+
+    /// [`Self::new`] for `ptr` from cuMemAllocAsync, to be freed on `free_on` (a stream of
+    /// the same context that outlives the buffer): the free runs after the work queued there
+    /// before the drop, so the owner must drop it only once work on other streams that reads
+    /// it has finished, and once the allocation itself has been reached.
+    pub(crate) fn new_stream_ordered(
+        ptr: sys::CUdeviceptr,
+        bytes: usize,
+        ledger: Arc<Ledger>,
+        free_on: sys::CUstream,
+    ) -> Self {
+        DevBuf {
+            ptr,
+            bytes,
+            ledger,
+            free_on: Some(FreeStream(free_on)),
+        }
     }
 
     /// The buffer's start as an address of `T`s.
@@ -84,10 +117,14 @@ impl DevBuf {
 
 impl Drop for DevBuf {
     fn drop(&mut self) {
-        // SAFETY: ptr came from cuMemAlloc in this context, which outlives its buffers
-        // (GpuContext drops them before releasing the context). Errors here have no caller.
+        // SAFETY: ptr came from cuMemAlloc(Async) in this context, which outlives its buffers
+        // (GpuContext drops them before releasing the context); a stream-ordered one is freed
+        // after everything it was used for (`new_stream_ordered`). Errors here have no caller.
         unsafe {
-            let _ = result::free_sync(self.ptr);
+            let _ = match &self.free_on {
+                Some(stream) => result::free_async(self.ptr, stream.0),
+                None => result::free_sync(self.ptr),
+            };
         }
         self.ledger.release(self.bytes);
     }

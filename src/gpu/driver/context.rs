@@ -91,6 +91,9 @@ pub struct GpuContext {
     pub(crate) msm_tuning: MsmTuning,
     /// The NTT's kernel choice (benchmarking; [`GpuContext::set_ntt_tuning`]).
     pub(crate) ntt_tuning: NttTuning,
+    /// Whether the H step's host uploads run on the copy stream under its kernels (the
+    /// default) or in order on the compute stream ([`GpuContext::set_overlap_uploads`]).
+    pub(crate) overlap_uploads: bool,
     /// Every device buffer this context made, against its limit.
     ledger: Arc<Ledger>,
 }
@@ -136,6 +139,7 @@ impl GpuContext {
             timeline: RefCell::default(),
             msm_tuning: MsmTuning::default(),
             ntt_tuning: NttTuning::default(),
+            overlap_uploads: true,
             ledger,
         };
         this.bind()?;
@@ -193,6 +197,14 @@ impl GpuContext {
     /// Sets the NTT's kernel choice (benchmarks; a context starts with the default).
     pub fn set_ntt_tuning(&mut self, tuning: NttTuning) {
         self.ntt_tuning = tuning;
+    }
+
+    /// Whether the H step's host uploads (b and c, and the aux values of a start phase that
+    /// has none on the device) go up on the copy stream while the kernels before them run
+    /// (`true`, the default) or in order on the compute stream, with the device waiting for
+    /// them: the order the overlap is tested and measured against.
+    pub fn set_overlap_uploads(&mut self, on: bool) {
+        self.overlap_uploads = on;
     }
 
     /// The device's description.
@@ -315,21 +327,34 @@ impl GpuContext {
 /// A new buffer of `bytes` in the current context when `ledger` has room and the driver has
 /// the memory; `None` otherwise, remembering no refusal (an optional buffer must not make a
 /// running start phase evict what is resident).
+///
+/// Stream-ordered: allocated on `stream` (usable once that stream has reached this point)
+/// and freed on `free_on` without waiting (`DevBuf::new_stream_ordered`). These are the
+/// buffers the engine stages a partition's inputs into while another partition's kernels
+/// run: cuMemFree waits for the whole device, staging copies included, so a start phase that
+/// freed its staged buffers held the device idle until the other worker's copies were done.
 pub(crate) fn alloc_if_room(
     ledger: &Arc<Ledger>,
     bytes: usize,
+    stream: sys::CUstream,
+    free_on: sys::CUstream,
 ) -> Result<Option<DevBuf>, GpuError> {
     let bytes = bytes.max(1);
     if !ledger.admit_if_room(bytes) {
         return Ok(None);
     }
-    match unsafe { result::malloc_sync(bytes) } {
-        Ok(ptr) => Ok(Some(DevBuf::new(ptr, bytes, Arc::clone(ledger)))),
+    match unsafe { result::malloc_async(stream, bytes) } {
+        Ok(ptr) => Ok(Some(DevBuf::new_stream_ordered(
+            ptr,
+            bytes,
+            Arc::clone(ledger),
+            free_on,
+        ))),
         Err(e) => {
             ledger.release(bytes);
             match e.0 {
                 sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => Ok(None),
-                _ => check(Err(e), "cuMemAlloc").map(|()| None),
+                _ => check(Err(e), "cuMemAllocAsync").map(|()| None),
             }
         }
     }
@@ -392,6 +417,11 @@ impl Event {
             "cuEventRecord",
         )?;
         Ok(ev)
+    }
+
+    /// The handle, for stream waits.
+    pub(crate) fn raw(&self) -> sys::CUevent {
+        self.0
     }
 
     /// Milliseconds from `self` to `later` (both must have completed).

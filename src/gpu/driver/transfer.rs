@@ -10,7 +10,7 @@ use cudarc::driver::sys;
 
 use super::buffer::DevPtr;
 use super::probe::check;
-use super::GpuContext;
+use super::{Event, GpuContext};
 use crate::gpu::GpuError;
 
 /// Bytes of one pinned staging buffer.
@@ -265,6 +265,35 @@ impl GpuContext {
             Some(stream),
             Some((stream, &mut on_piece)),
         )
+    }
+
+    /// Host → device copy of a large buffer through the pinned staging buffers on the copy
+    /// stream, after `after` (an event on the compute stream) but beside the work queued
+    /// there since, which must not touch `dst`. Returns when every piece is on the device,
+    /// so whatever is queued after the call sees the data, while what was queued between
+    /// `after` and the call runs under the copy. (Small copies go on the compute stream, in
+    /// order.)
+    pub(crate) fn upload_staged_beside<T: Copy>(
+        &mut self,
+        dst: DevPtr<T>,
+        src: &[T],
+        after: &Event,
+    ) -> Result<(), GpuError> {
+        if std::mem::size_of_val(src) < STAGE_MIN {
+            return self.upload(dst, src);
+        }
+        let copy_stream = self.copy_stream;
+        check(
+            unsafe {
+                result::stream::wait_event(
+                    copy_stream,
+                    after.raw(),
+                    sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                )
+            },
+            "cuStreamWaitEvent",
+        )?;
+        self.staging()?.upload(dst, src, copy_stream, None, None)
     }
 
     /// Device → host copy of a large buffer through the pinned staging buffers; returns

@@ -172,6 +172,18 @@ if rows:
     hold = sum(r["compute_us"] for r in rows)
     print(f"  of the holds' sum: kernels {100 * sum(r['kernels_us'] for r in rows) / hold:.1f}%, "
           f"kernel span {100 * sum(r['kernel_span_us'] for r in rows) / hold:.1f}%")
+# The host's parts of each start phase (GpuStart::run's "start phase host parts").
+parts = ["lock_us", "prepare_us", "h_us", "aux_us", "msms_us", "kernel_clock_us", "release_us"]
+host = []
+for line in open(sys.argv[1]):
+    line = re.sub(r"\x1b\[[0-9;]*m", "", line)
+    if "start phase host parts" in line:
+        f = dict(re.findall(r"(\w+)=(\d+)", line))
+        host.append({k: int(f[k]) / 1e3 for k in parts if k in f})
+if host:
+    host = host[len(host) // 2:]
+    print(f"  host parts ({len(host)}), median ms: " + ", ".join(
+        f"{k[:-3]} {statistics.median(r[k] for r in host if k in r):.2f}" for k in parts))
 PY
         done
         ;;

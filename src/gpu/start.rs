@@ -320,10 +320,12 @@ impl GpuStart {
         if staged.as_ref().is_some_and(|s| s.aux.len() != w.aux.len()) {
             staged = None;
         }
+        let entered = Instant::now();
         let mut guard = self
             .state
             .lock()
             .map_err(|_| Error::internal("a previous start phase on this device panicked"))?;
+        let locked = entered.elapsed();
         let state = &mut *guard;
         state.ctx.take_out_of_memory();
         let result = match attempt(state, srs, &mut input, w, &mut staged) {
@@ -348,8 +350,18 @@ impl GpuStart {
             }
             r => r,
         };
+        let released = Instant::now();
         drop(guard);
-        let done = result?;
+        drop(staged);
+        let mut done = result?;
+        done.phases.lock = locked;
+        done.phases.release = released.elapsed();
+        let p = &done.phases;
+        let us = |d: Duration| d.as_micros() as u64;
+        tracing::debug!(target: "cuzk::gpu_timing", device = self.ordinal,
+            lock_us = us(p.lock), prepare_us = us(p.prepare), h_us = us(p.h), aux_us = us(p.aux),
+            msms_us = us(p.msms), kernel_clock_us = us(p.kernel_clock),
+            release_us = us(p.release), "start phase host parts");
         if done.resident {
             self.mark_warm(srs.id());
         }
@@ -443,6 +455,29 @@ struct Attempt {
     proof: PartialProof,
     timings: StartTimings,
     resident: bool,
+    /// Host time of its parts, for the debug log ([`HostPhases`]).
+    phases: HostPhases,
+}
+
+/// Where a start phase's host time went, in order, logged at debug level under
+/// `cuzk::gpu_timing` next to the device's kernel time: the time the device mutex is held
+/// but no kernel runs is in one of these.
+#[derive(Clone, Copy, Default, Debug)]
+struct HostPhases {
+    /// Waiting for this device's state (held by nothing else when the engine's mutex is).
+    lock: Duration,
+    /// From the attempt's start to the H step: the kernel clock, the resident lookups.
+    prepare: Duration,
+    /// The H step (the quotient and its MSM).
+    h: Duration,
+    /// The aux values' upload after the H step, when they were not on the device.
+    aux: Duration,
+    /// The L, A and B MSMs.
+    msms: Duration,
+    /// Reading the kernel clock at the end.
+    kernel_clock: Duration,
+    /// After the attempt: freeing its staged buffers and the rest of its state.
+    release: Duration,
 }
 
 /// One start phase on the device. Host evaluations are taken from `input` only where the
@@ -460,6 +495,8 @@ fn attempt(
         resident,
         r1cs,
     } = state;
+    let entered = Instant::now();
+    let mut phases = HostPhases::default();
     // Kernels a failed start phase left behind are not this one's.
     ctx.take_kernel_time()?;
     let mut timings = StartTimings::default();
@@ -494,6 +531,8 @@ fn attempt(
         (None, Some(_), Planned::Deferred(_)) => Some(Aux::Uploaded(upload_aux(ctx, w, t)?)),
         (None, Some(_), Planned::Host(_)) => None,
     };
+    let h_started = Instant::now();
+    phases.prepare = h_started - entered;
     let (h, msm_h) = match (input, kept) {
         (Planned::Deferred(d), Some(kept)) => {
             let aux = aux.as_ref().expect("with a resident SRS").get();
@@ -528,16 +567,21 @@ fn attempt(
         }
         (Planned::Host(evaluations), None) => host_h(ctx, None, srs, evaluations, None, t)?.0,
     };
+    phases.h = h_started.elapsed();
     if let (None, Some(_)) = (&aux, kept) {
         aux = Some(Aux::Uploaded(upload_aux(ctx, w, t)?));
     }
     let t2 = Instant::now();
+    phases.aux = t2 - h_started - phases.h;
     let ([(l, msm_l), (a, msm_a), (b_g1, msm_b_g1)], (b_g2, _msm_b_g2)) = match (kept, &aux) {
         (Some(kept), Some(aux)) => resident_msms(ctx, kept, aux.get(), w, t)?,
         _ => uploaded_msms(ctx, srs, w, t)?,
     };
-    timings.msm = srs_upload + msm_h + t2.elapsed();
+    phases.msms = t2.elapsed();
+    timings.msm = srs_upload + msm_h + phases.msms;
+    let clock = Instant::now();
     let kernel_time = ctx.take_kernel_time()?;
+    phases.kernel_clock = clock.elapsed();
     timings.kernels = kernel_time.active;
     timings.kernel_span = kernel_time.span;
     Ok(Attempt {
@@ -556,6 +600,7 @@ fn attempt(
             ..timings
         },
         resident: kept.is_some(),
+        phases,
     })
 }
 

@@ -5,6 +5,8 @@
 # call's worth:
 #
 #   scripts/device-suite.sh tests      the GPU tests, then every Filecoin kind's tests on the GPU
+#   scripts/device-suite.sh only T,... some of the GPU test binaries (T:FILTER: one binary's tests
+#                                      whose names contain FILTER)
 #   scripts/device-suite.sh c2 [SIZE]  the PoRep C2 backlog (filecoin_bench) at SIZE (2KiB):
 #                                      against filecoin-proofs with supraseal-c2 when the peer
 #                                      build is there, else with --no-peer
@@ -31,7 +33,7 @@
 #                                      peer_bench (peer/build-device.sh's): cuzk against
 #                                      supraseal-c2 on the same assignment, timing-only params,
 #                                      at LOGS (default 24,26), PEER_RUNS timed runs a size
-#                                      (default 3)
+#                                      (default 3), PEER_ARGS more of its flags
 #
 # Several parts may be given in one call: `scripts/device-suite.sh tests c2 2KiB engine`.
 set -uo pipefail
@@ -76,6 +78,18 @@ while [ $# -gt 0 ]; do
         for t in gpu_msm gpu_msm_g2 gpu_ntt gpu_density gpu_r1cs gpu_prove gpu_memory gpu_processes; do run_test "$t"; done
         params
         for t in filecoin_post filecoin_porep; do run_test "$t"; done
+        ;;
+    only)
+        # Some of the GPU tests: `only gpu_ntt,gpu_prove` (each binary's own filter after a
+        # colon: `only gpu_ntt:overlapped`).
+        IFS=, read -r -a names <<<"${1:?only needs test names}"
+        shift
+        for t in "${names[@]}"; do
+            case "$t" in
+            *:*) run_test "${t%%:*}" "${t#*:}" ;;
+            *) run_test "$t" ;;
+            esac
+        done
         ;;
     synth)
         # cuzk's witness (+ CPU mat-vec) against bellperson's synthesis, every 2KiB kind, all
@@ -201,9 +215,10 @@ PY
         case "${1:-}" in [0-9]*) logs="$1" && shift ;; esac
         # supraseal reads its params from a file: a 2^26 one is ~40 GB, /tmp has the room.
         runs="${PEER_RUNS:-3}"
-        echo "== peer_bench --logs $logs --runs $runs --srs timing --no-create-proof"
+        # PEER_ARGS: more of peer_bench's flags (--in-order-uploads: the overlap's control).
+        echo "== peer_bench --logs $logs --runs $runs --srs timing --no-create-proof ${PEER_ARGS:-}"
         TMPDIR=/tmp LD_LIBRARY_PATH=/tmp/peer /tmp/peer/peer_bench --logs "$logs" --runs "$runs" \
-            --srs timing --no-create-proof 2>"$out/peer-progress.log" | tee "$out/peer.log"
+            --srs timing --no-create-proof ${PEER_ARGS:-} 2>"$out/peer-progress.log" | tee "$out/peer.log"
         echo "peer_bench rc=${PIPESTATUS[0]}"
         tail -n 5 "$out/peer-progress.log"
         ;;

@@ -115,6 +115,8 @@ impl NttTuning {
 /// first pass runs the first `tile_log` stages over tiles of 2^`tile_log` consecutive
 /// elements; each later pass up to `mid_max` stages over rows of 2^`low` consecutive elements
 /// times 2^`mid_max` sub-transforms.
+// Only the kernels' launches use it: a build without them does not.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct NttGeometry {
     pub tile_log: u32,
@@ -122,6 +124,7 @@ pub(crate) struct NttGeometry {
     pub mid_max: u32,
 }
 
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 impl NttGeometry {
     /// 2^10-element tiles: 32 KB of shared memory a block, three blocks on any SM.
     pub const SMALL: NttGeometry = NttGeometry {

@@ -15,6 +15,7 @@
 
 mod error;
 mod memory;
+mod release;
 mod resident;
 mod start;
 mod types;

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use blstrs::{G1Affine, G1Projective, G2Projective, Scalar};
 use ff::Field;
 
+use super::release::Releaser;
 use super::resident::{ResidentCache, ResidentSrs};
 use super::{
     DeviceG1Points, DeviceR1cs, DeviceScalars, GpuContext, GpuError, MsmTimings, StagedInputs,
@@ -98,6 +99,8 @@ pub struct GpuStart {
     // gives `&self` access to the context's `&mut` API and is never contended.
     state: Mutex<DeviceState>,
     evictions: AtomicU64,
+    /// Where a start phase's consumed host evaluations are freed (`release.rs`).
+    releaser: Releaser,
     /// Partitions staged ahead of their start phase, and those whose staging found no room.
     staged: AtomicU64,
     unstaged: AtomicU64,
@@ -141,6 +144,7 @@ impl GpuStart {
             stager: Mutex::new(ctx.stager()?),
             warm: Mutex::new(Vec::new()),
             evictions: AtomicU64::new(0),
+            releaser: Releaser::new(ordinal),
             staged: AtomicU64::new(0),
             unstaged: AtomicU64::new(0),
             state: Mutex::new(DeviceState {
@@ -353,6 +357,10 @@ impl GpuStart {
         let released = Instant::now();
         drop(guard);
         drop(staged);
+        // Unmapping a, b and c would hold the device's mutex (the engine's) with no kernel.
+        if let HInput::Host(spent) = input {
+            self.releaser.release(spent);
+        }
         let mut done = result?;
         done.phases.lock = locked;
         done.phases.release = released.elapsed();

@@ -215,7 +215,7 @@ PY
         case "${1:-}" in [0-9]*) logs="$1" && shift ;; esac
         # supraseal reads its params from a file: a 2^26 one is ~40 GB, /tmp has the room.
         runs="${PEER_RUNS:-3}"
-        # PEER_ARGS: more of peer_bench's flags (--in-order-uploads: the overlap's control).
+        # PEER_ARGS: more of peer_bench's flags (--overlap-uploads: the H step's copies under its kernels).
         echo "== peer_bench --logs $logs --runs $runs --srs timing --no-create-proof ${PEER_ARGS:-}"
         TMPDIR=/tmp LD_LIBRARY_PATH=/tmp/peer /tmp/peer/peer_bench --logs "$logs" --runs "$runs" \
             --srs timing --no-create-proof ${PEER_ARGS:-} 2>"$out/peer-progress.log" | tee "$out/peer.log"

@@ -4,7 +4,7 @@
 //!
 //! `peer_bench [--logs 16,20,22] [--runs 5] [--circuit bits|random] [--only cuzk|peer]
 //! [--peer-first] [--srs real|timing] [--no-create-proof]
-//! [--in-order-uploads]`
+//! [--overlap-uploads]`
 //!
 //! For each size (log2 of the constraint count, the per-input constraints included):
 //! - params from cuzk's test-only generator (byte-equal to bellperson's `generate_parameters`),
@@ -27,9 +27,9 @@
 //! process of its own. Before and after every proof a line goes to stderr with the seconds
 //! since the start: the last one says where a run that does not return is.
 //!
-//! `--in-order-uploads` has cuzk's H step take its host inputs in order on the compute
-//! stream, the device waiting for them, instead of under its kernels (the control for the
-//! overlap: both must give the peer's bytes).
+//! `--overlap-uploads` has cuzk's H step copy b, c and the aux values on its copy stream
+//! under the kernels before them instead of in order on the compute stream (cuzk's default,
+//! with the device waiting for them): opt-in while its proofs can differ from the peer's.
 //! `--no-create-proof` leaves bellperson's `create_proof` out (its synthesis alone takes
 //! minutes at 2^26).
 //!
@@ -58,7 +58,7 @@ use rand_core::SeedableRng;
 
 type Peer = bp::SuprasealParameters<Bls12>;
 
-const USAGE: &str = "usage: peer_bench [--logs 16,20,22] [--runs N] [--circuit bits|random] [--only cuzk|peer] [--peer-first] [--srs real|timing] [--no-create-proof] [--in-order-uploads]";
+const USAGE: &str = "usage: peer_bench [--logs 16,20,22] [--runs N] [--circuit bits|random] [--only cuzk|peer] [--peer-first] [--srs real|timing] [--no-create-proof] [--overlap-uploads]";
 
 /// One side of the comparison.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,7 +77,7 @@ struct Args {
     timing_srs: bool,
     /// Whether bellperson's `create_proof` (synthesis included) runs too.
     create_proof: bool,
-    /// cuzk's H-step uploads under its kernels (the default) or in order.
+    /// cuzk's H-step uploads under its kernels, or in order (the default).
     overlap_uploads: bool,
 }
 
@@ -95,7 +95,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         order: vec![Side::Cuzk, Side::Peer],
         timing_srs: false,
         create_proof: true,
-        overlap_uploads: true,
+        overlap_uploads: false,
     };
     let (mut only, mut peer_first) = (None, false);
     let mut it = args.iter();
@@ -140,7 +140,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
                 }
             }
             "--no-create-proof" => out.create_proof = false,
-            "--in-order-uploads" => out.overlap_uploads = false,
+            "--overlap-uploads" => out.overlap_uploads = true,
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other}")),
         }
@@ -308,8 +308,8 @@ fn cuzk_gpu(cell: &OnceCell<GpuStart>, overlap_uploads: bool) -> &GpuStart {
         let gpu = GpuStart::new(0).expect("device 0 was discovered but does not open");
         step!("cuzk: GpuStart::new(0) done in {:.1} ms", ms(t.elapsed()));
         gpu.set_overlap_uploads(overlap_uploads);
-        if !overlap_uploads {
-            step!("cuzk: H-step uploads in order (--in-order-uploads)");
+        if overlap_uploads {
+            step!("cuzk: H-step uploads under the kernels (--overlap-uploads)");
         }
         gpu
     })

@@ -424,7 +424,7 @@ impl GpuStart {
         }
     }
 
-    /// Overlapped (the default) or in-order H-step uploads on this device
+    /// Overlapped or in-order (the default) H-step uploads on this device
     /// ([`GpuContext::set_overlap_uploads`]): for benchmarks that compare the two.
     pub fn set_overlap_uploads(&self, on: bool) {
         if let Ok(mut s) = self.state.lock() {

@@ -4,7 +4,7 @@
 //!
 //! `peer_bench [--logs 16,20,22] [--runs 5] [--circuit bits|random] [--only cuzk|peer]
 //! [--peer-first] [--srs real|timing] [--no-create-proof]
-//! [--overlap-uploads]`
+//! [--overlap-uploads] [--compare-orders]`
 //!
 //! For each size (log2 of the constraint count, the per-input constraints included):
 //! - params from cuzk's test-only generator (byte-equal to bellperson's `generate_parameters`),
@@ -30,6 +30,9 @@
 //! `--overlap-uploads` has cuzk's H step copy b, c and the aux values on its copy stream
 //! under the kernels before them instead of in order on the compute stream (cuzk's default,
 //! with the device waiting for them): opt-in while its proofs can differ from the peer's.
+//! `--compare-orders` also runs each timed run's start phase twice more on the same
+//! assignment, copies overlapped and in order, and says which of the partial proof's points
+//! (H, L, A, B_g1, B_g2) differ between the two.
 //! `--no-create-proof` leaves bellperson's `create_proof` out (its synthesis alone takes
 //! minutes at 2^26).
 //!
@@ -58,7 +61,7 @@ use rand_core::SeedableRng;
 
 type Peer = bp::SuprasealParameters<Bls12>;
 
-const USAGE: &str = "usage: peer_bench [--logs 16,20,22] [--runs N] [--circuit bits|random] [--only cuzk|peer] [--peer-first] [--srs real|timing] [--no-create-proof] [--overlap-uploads]";
+const USAGE: &str = "usage: peer_bench [--logs 16,20,22] [--runs N] [--circuit bits|random] [--only cuzk|peer] [--peer-first] [--srs real|timing] [--no-create-proof] [--overlap-uploads] [--compare-orders]";
 
 /// One side of the comparison.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +82,8 @@ struct Args {
     create_proof: bool,
     /// cuzk's H-step uploads under its kernels, or in order (the default).
     overlap_uploads: bool,
+    /// Each timed run's start phase again in both orders, point by point.
+    compare_orders: bool,
 }
 
 impl Args {
@@ -96,6 +101,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         timing_srs: false,
         create_proof: true,
         overlap_uploads: false,
+        compare_orders: false,
     };
     let (mut only, mut peer_first) = (None, false);
     let mut it = args.iter();
@@ -141,6 +147,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
             }
             "--no-create-proof" => out.create_proof = false,
             "--overlap-uploads" => out.overlap_uploads = true,
+            "--compare-orders" => out.compare_orders = true,
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other}")),
         }
@@ -238,6 +245,36 @@ fn cuzk_prove(gpu: &GpuStart, srs: &Srs, a: Assignment, rs: Randomness) -> (Proo
             stages,
         },
     )
+}
+
+/// `--compare-orders`: the start phase of `a` with the H step's copies under its kernels,
+/// then in order, point by point (`restore`: the order the bench runs with, set again).
+fn compare_orders(gpu: &GpuStart, srs: &Srs, a: &Assignment, restore: bool) -> String {
+    let mut parts = Vec::with_capacity(2);
+    for overlap in [true, false] {
+        gpu.set_overlap_uploads(overlap);
+        let (p, _) = gpu
+            .start(srs, a.evaluations.clone(), &a.witness)
+            .expect("cuzk start phase on the GPU");
+        parts.push(p);
+    }
+    gpu.set_overlap_uploads(restore);
+    let (o, i) = (&parts[0], &parts[1]);
+    let differ: Vec<&str> = [
+        ("H", o.h == i.h),
+        ("L", o.l == i.l),
+        ("A", o.a == i.a),
+        ("B_g1", o.b_g1 == i.b_g1),
+        ("B_g2", o.b_g2 == i.b_g2),
+    ]
+    .into_iter()
+    .filter(|(_, same)| !same)
+    .map(|(name, _)| name)
+    .collect();
+    match differ.is_empty() {
+        true => "overlapped = in order".into(),
+        false => format!("overlapped != in order in {}", differ.join(", ")),
+    }
 }
 
 /// supraseal-c2's prover on an assignment cuzk synthesized: the call bellperson's
@@ -495,6 +532,12 @@ fn bench_size(gpu: &OnceCell<GpuStart>, args: &Args, log: u32) -> Row {
                         stage_line(&times.stages)
                     );
                     line += &format!(", cuzk prove {:.1} ms", ms(times.total));
+                    if let (true, Some(same)) = (args.compare_orders, a.as_ref()) {
+                        let gpu = cuzk_gpu(gpu, args.overlap_uploads);
+                        let cmp = compare_orders(gpu, &srs, same, args.overlap_uploads);
+                        step!("2^{log} run {rep}: {cmp}");
+                        line += &format!(", {cmp}");
+                    }
                     start.push(times.start);
                     prove.push(times.total);
                     proofs.push(("cuzk", as_bp(&ours)));

@@ -315,6 +315,15 @@ fn gpu_equals_cpu_at_2_pow_20() {
     let tg = t.elapsed();
     assert_eq!(on_gpu, again);
     println!("2^20 proof on the gpu: first (uploads the SRS) {first:?}, then {tg:?}");
+    // The opt-in order: b, c and the aux values copied under the H step's kernels.
+    gpu.set_overlap_uploads(true);
+    let overlapped = prove(&gpu, &srs, a.clone(), rs);
+    gpu.set_overlap_uploads(false);
+    assert_eq!(
+        on_gpu,
+        overlapped.unwrap(),
+        "H-step copies under the kernels"
+    );
     let t = Instant::now();
     let on_cpu = prove(&CpuStart, &srs, a, rs).unwrap();
     println!("2^20 proof: gpu {tg:?}, cpu {:?}", t.elapsed());

@@ -371,7 +371,11 @@ fn check(
         }
         let (first, reference) = &proofs[0];
         if bp_bytes(p) != bp_bytes(reference) {
-            eprintln!("{what}: {name}'s proof bytes differ from {first}'s (both verify)");
+            let verified = match pvk {
+                Some(_) => "both verify",
+                None => "timing-only params: neither can be verified",
+            };
+            eprintln!("{what}: {name}'s proof bytes differ from {first}'s ({verified})");
             equal = false;
         }
     }

@@ -1,7 +1,9 @@
 //! GPU benchmark: G1 MSM and Fr NTT timings per stage on device 0.
 //!
-//! `gpu_bench [msm|g2|ntt|all] [--runs N] [--msm-logs 16,20,22,24] [--g2-logs 16,18,20]
-//! [--ntt-logs 20,...,26]`
+//! `gpu_bench [msm|g2|ntt|all] [--runs N] [--msm-logs 16,20,22,24] [--scalars random|bits|witness]
+//! [--g2-logs 16,18,20] [--ntt-logs 20,...,26]`
+//! `--scalars` picks the G1 MSM's scalars: uniform (the H MSM), 0/1 (a Boolean witness), or
+//! three quarters 0/1 and a quarter uniform (a Filecoin partition's L, A and B).
 //! `gpu_bench sweep --msm-logs 22,24 --configs "default;CUZK_MSM_WINDOW=18,CUZK_MSM_SLICE=64"`
 //! times the G1 MSM (points resident) under each configuration of the MSM's tuning variables
 //! in one process, on the same inputs, and checks every configuration's result against the
@@ -97,14 +99,56 @@ fn g2_points(n: usize) -> Vec<G2Affine> {
     out
 }
 
+/// What the MSM's scalars look like (`--scalars`).
+#[derive(Clone, Copy, PartialEq)]
+enum ScalarSet {
+    /// Uniform in Fr: the H MSM's quotient coefficients.
+    Random,
+    /// 0 or 1, half each: a Boolean-heavy witness (SHA-256 gadgets).
+    Bits,
+    /// Three quarters 0 or 1, one quarter uniform: a Filecoin partition's aux values (L, A,
+    /// B), mostly bits with field elements (Poseidon, hash outputs) between them.
+    Witness,
+}
+
+impl ScalarSet {
+    fn parse(s: &str) -> ScalarSet {
+        match s {
+            "random" => ScalarSet::Random,
+            "bits" => ScalarSet::Bits,
+            "witness" => ScalarSet::Witness,
+            _ => panic!("--scalars random|bits|witness, not {s}"),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            ScalarSet::Random => "random",
+            ScalarSet::Bits => "bits (0 or 1, half each)",
+            ScalarSet::Witness => "witness (3/4 bits, 1/4 random)",
+        }
+    }
+}
+
 fn scalars(n: usize, seed: u64) -> Vec<Scalar> {
+    scalar_set(n, seed, ScalarSet::Random)
+}
+
+fn scalar_set(n: usize, seed: u64, set: ScalarSet) -> Vec<Scalar> {
     (0..n.div_ceil(1 << 14))
         .into_par_iter()
         .flat_map_iter(|c| {
             let mut g = SplitMix::seed_from_u64(seed ^ (c as u64) << 20);
             let len = (1usize << 14).min(n - c * (1 << 14));
             (0..len)
-                .map(move |_| Scalar::random(&mut g))
+                .map(move |_| {
+                    let r = g.next_u32();
+                    match set {
+                        ScalarSet::Bits => Scalar::from((r & 1) as u64),
+                        ScalarSet::Witness if r % 4 != 0 => Scalar::from(((r >> 2) & 1) as u64),
+                        _ => Scalar::random(&mut g),
+                    }
+                })
                 .collect::<Vec<_>>()
         })
         .collect()
@@ -130,6 +174,7 @@ fn main() {
     };
     let runs: usize = opt("--runs").and_then(|s| s.parse().ok()).unwrap_or(5);
     let msm_logs = logs(opt("--msm-logs"), &[16, 20, 22, 24]);
+    let msm_scalars = ScalarSet::parse(opt("--scalars").map(String::as_str).unwrap_or("random"));
     let ntt_logs = logs(opt("--ntt-logs"), &[20, 21, 22, 23, 24, 25, 26]);
     let g2_logs = logs(opt("--g2-logs"), &[16, 18, 20]);
 
@@ -157,7 +202,10 @@ fn main() {
     }
 
     if what == "msm" || what == "all" {
-        println!("\nG1 MSM (median of {runs} after 1 warm-up; ms)");
+        println!(
+            "\nG1 MSM, scalars {} (median of {runs} after 1 warm-up; ms)",
+            msm_scalars.name()
+        );
         println!(
             "{:>5} {:>3} {:>9} {:>8} {:>8} {:>9} {:>7} {:>8} {:>7} {:>6} {:>9}",
             "log n",
@@ -176,7 +224,7 @@ fn main() {
             let n = 1usize << lg;
             let tg = Instant::now();
             let p = points(n);
-            let s = scalars(n, lg as u64);
+            let s = scalar_set(n, lg as u64, msm_scalars);
             eprintln!("inputs 2^{lg}: {:.1} s", tg.elapsed().as_secs_f32());
             let (r, _) = ctx.msm_g1_timed(&p, &s).expect("msm");
             if lg <= 20 {

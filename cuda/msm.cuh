@@ -30,6 +30,42 @@ __device__ __forceinline__ uint32_t cuzk_atomic_add(uint32_t* p, uint32_t v) { r
 static inline uint32_t cuzk_atomic_add(uint32_t* p, uint32_t v) { uint32_t o = *p; *p = o + v; return o; }
 #endif
 
+// Digits at most this large (in magnitude) have their counter increments grouped per warp
+// (cuzk_atomic_inc_grouped). Witness scalars are mostly 0 or 1: every 1 is digit 1 of
+// window 0, so a Filecoin partition's L, A and B sent tens of millions of increments to one
+// counter, which L2 serves one at a time. Uniform scalars almost never have such a digit
+// (16 of 2^(c-1)), so their path is the plain atomic, untouched.
+#define CUZK_SMALL_DIGIT 16u
+
+// atomicAdd(p, 1)'s old value for this lane, where the active lanes of the warp with the
+// same `key` (= the same p) share one atomicAdd of their count: the lowest lane adds, the
+// others take its old value plus their rank among the group. Which lane gets which
+// position differs from the ungrouped order, which the MSM does not depend on.
+#if defined(__CUDA_ARCH__)
+__device__ __forceinline__ uint32_t cuzk_lane_id() {
+    uint32_t lane;
+    asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+    return lane;
+}
+__device__ __forceinline__ uint32_t cuzk_atomic_inc_grouped(uint32_t* p, uint32_t key) {
+    const uint32_t peers = __match_any_sync(__activemask(), key);
+    const uint32_t lane = cuzk_lane_id();
+    const uint32_t leader = __ffs(peers) - 1;
+    uint32_t base = 0;
+    if (lane == leader) base = atomicAdd(p, __popc(peers));
+    base = __shfl_sync(peers, base, leader);
+    return base + __popc(peers & ((1u << lane) - 1));
+}
+// The same without the old value (a histogram count).
+__device__ __forceinline__ void cuzk_count_grouped(uint32_t* p, uint32_t key) {
+    const uint32_t peers = __match_any_sync(__activemask(), key);
+    if (cuzk_lane_id() == (uint32_t)__ffs(peers) - 1) atomicAdd(p, __popc(peers));
+}
+#else
+static inline uint32_t cuzk_atomic_inc_grouped(uint32_t* p, uint32_t) { return cuzk_atomic_add(p, 1); }
+static inline void cuzk_count_grouped(uint32_t* p, uint32_t) { cuzk_atomic_add(p, 1); }
+#endif
+
 // 16-byte loads of a 96-byte affine point (device buffers from cuMemAlloc are 256-byte
 // aligned and 96 = 6 x 16): 6 wide loads instead of 24 narrow ones.
 HD g1_affine_t cuzk_load_affine(const g1_affine_t* p) {
@@ -112,7 +148,10 @@ HD void msm_scalars_hist_thread(uint32_t i, fr_t* scalars, uint32_t n, uint32_t 
     for (uint32_t w = 0; w < nwin; w++) {
         bool neg;
         uint32_t b = cuzk_signed_digit(s, w, c, carry, neg);
-        if (b != 0) cuzk_atomic_add(&hist[w * stride + b], 1);
+        if (b == 0) continue;
+        const uint32_t slot = w * stride + b;
+        if (b <= CUZK_SMALL_DIGIT) cuzk_count_grouped(&hist[slot], slot);
+        else cuzk_atomic_add(&hist[slot], 1);
     }
 }
 
@@ -176,18 +215,43 @@ HD void msm_scan_apply_thread(uint32_t gid, uint32_t* hist, uint32_t c, uint32_t
 // entry's bucket follows from its position, since afterwards cursor[b] is the end of bucket
 // b's run (msm_bucket_at). A second array of bucket ids was as many random writes again
 // (4 bytes x nwin x n: 872 MB at 2^24 points).
+//
+// The windows go in batches of CUZK_SCATTER_BATCH: every cursor increment of a batch is
+// issued before the first position is used. An increment returns its old value from L2
+// (a round trip under contention), and one window at a time left each thread waiting
+// nwin times in a row: the stage was latency-bound (no eligible warp 97% of the cycles).
+#define CUZK_SCATTER_BATCH 16
+#define CUZK_SCATTER_NONE 0xffffffffu
 HD void msm_scatter_thread(uint32_t i, const fr_t* scalars, uint32_t n, uint32_t c, uint32_t nwin,
                            uint32_t* cursor, uint32_t* sorted_idx) {
     if (i >= n) return;
     fr_t s = scalars[i];
     uint32_t stride = (1u << (c - 1)) + 1, carry = 0;
-    for (uint32_t w = 0; w < nwin; w++) {
-        bool neg;
-        uint32_t b = cuzk_signed_digit(s, w, c, carry, neg);
-        if (b != 0) {
-            uint32_t pos = cuzk_atomic_add(&cursor[w * stride + b], 1);
-            sorted_idx[(size_t)w * n + pos] = i | (neg ? 0x80000000u : 0);
+    for (uint32_t w0 = 0; w0 < nwin; w0 += CUZK_SCATTER_BATCH) {
+        // slot[k]: window w0 + k's cursor index with the sign in bit 31 (nwin * stride < 2^31),
+        // or NONE for a zero digit or a window past the last.
+        // small: bit k set where window w0 + k's digit is small (grouped increments).
+        uint32_t slot[CUZK_SCATTER_BATCH], pos[CUZK_SCATTER_BATCH], small = 0;
+#pragma unroll
+        for (uint32_t k = 0; k < CUZK_SCATTER_BATCH; k++) {
+            slot[k] = CUZK_SCATTER_NONE;
+            if (w0 + k < nwin) {
+                bool neg;
+                uint32_t b = cuzk_signed_digit(s, w0 + k, c, carry, neg);
+                if (b != 0) slot[k] = ((w0 + k) * stride + b) | (neg ? 0x80000000u : 0);
+                if (b != 0 && b <= CUZK_SMALL_DIGIT) small |= 1u << k;
+            }
         }
+#pragma unroll
+        for (uint32_t k = 0; k < CUZK_SCATTER_BATCH; k++) {
+            if (slot[k] == CUZK_SCATTER_NONE) continue;
+            const uint32_t at = slot[k] & 0x7fffffffu;
+            pos[k] = (small >> k) & 1 ? cuzk_atomic_inc_grouped(&cursor[at], at) : cuzk_atomic_add(&cursor[at], 1);
+        }
+#pragma unroll
+        for (uint32_t k = 0; k < CUZK_SCATTER_BATCH; k++)
+            if (slot[k] != CUZK_SCATTER_NONE)
+                sorted_idx[(size_t)(w0 + k) * n + pos[k]] = i | (slot[k] & 0x80000000u);
     }
 }
 

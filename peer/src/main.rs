@@ -4,7 +4,7 @@
 //!
 //! `peer_bench [--logs 16,20,22] [--runs 5] [--circuit bits|random] [--only cuzk|peer]
 //! [--peer-first] [--srs real|timing] [--no-create-proof]
-//! [--overlap-uploads] [--compare-orders]`
+//! [--overlap-uploads] [--compare-orders] [--poison-scratch]`
 //!
 //! For each size (log2 of the constraint count, the per-input constraints included):
 //! - params from cuzk's test-only generator (byte-equal to bellperson's `generate_parameters`),
@@ -32,7 +32,11 @@
 //! with the device waiting for them): opt-in while its proofs can differ from the peer's.
 //! `--compare-orders` also runs each timed run's start phase twice more on the same
 //! assignment, copies overlapped and in order, and says which of the partial proof's points
-//! (H, L, A, B_g1, B_g2) differ between the two.
+//! (H, L, A, B_g1, B_g2) differ between the two, and whether each, finished with the run's
+//! r and s, has the bytes of the run's own cuzk proof.
+//! `--poison-scratch` fills cuzk's scratch buffers and each fresh aux buffer with 0xff bytes
+//! before every H step that uploads (a diagnostic: a kernel that reads a buffer before its
+//! copy has landed then reads garbage, not the previous proof's values).
 //! `--no-create-proof` leaves bellperson's `create_proof` out (its synthesis alone takes
 //! minutes at 2^26).
 //!
@@ -61,7 +65,7 @@ use rand_core::SeedableRng;
 
 type Peer = bp::SuprasealParameters<Bls12>;
 
-const USAGE: &str = "usage: peer_bench [--logs 16,20,22] [--runs N] [--circuit bits|random] [--only cuzk|peer] [--peer-first] [--srs real|timing] [--no-create-proof] [--overlap-uploads] [--compare-orders]";
+const USAGE: &str = "usage: peer_bench [--logs 16,20,22] [--runs N] [--circuit bits|random] [--only cuzk|peer] [--peer-first] [--srs real|timing] [--no-create-proof] [--overlap-uploads] [--compare-orders] [--poison-scratch]";
 
 /// One side of the comparison.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,6 +88,8 @@ struct Args {
     overlap_uploads: bool,
     /// Each timed run's start phase again in both orders, point by point.
     compare_orders: bool,
+    /// cuzk's scratch filled with 0xff bytes before each H step (a diagnostic).
+    poison_scratch: bool,
 }
 
 impl Args {
@@ -102,6 +108,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         create_proof: true,
         overlap_uploads: false,
         compare_orders: false,
+        poison_scratch: false,
     };
     let (mut only, mut peer_first) = (None, false);
     let mut it = args.iter();
@@ -148,6 +155,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
             "--no-create-proof" => out.create_proof = false,
             "--overlap-uploads" => out.overlap_uploads = true,
             "--compare-orders" => out.compare_orders = true,
+            "--poison-scratch" => out.poison_scratch = true,
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other}")),
         }
@@ -248,8 +256,17 @@ fn cuzk_prove(gpu: &GpuStart, srs: &Srs, a: Assignment, rs: Randomness) -> (Proo
 }
 
 /// `--compare-orders`: the start phase of `a` with the H step's copies under its kernels,
-/// then in order, point by point (`restore`: the order the bench runs with, set again).
-fn compare_orders(gpu: &GpuStart, srs: &Srs, a: &Assignment, restore: bool) -> String {
+/// then in order, point by point (`restore`: the order the bench runs with, set again); each
+/// is also finished with the run's r and s and compared with the bench's own proof of `a`
+/// (`main`), so that a proof differing from the peer's says which side moved.
+fn compare_orders(
+    gpu: &GpuStart,
+    srs: &Srs,
+    a: &Assignment,
+    restore: bool,
+    rs: Randomness,
+    main: &Proof,
+) -> String {
     let mut parts = Vec::with_capacity(2);
     for overlap in [true, false] {
         gpu.set_overlap_uploads(overlap);
@@ -271,10 +288,23 @@ fn compare_orders(gpu: &GpuStart, srs: &Srs, a: &Assignment, restore: bool) -> S
     .filter(|(_, same)| !same)
     .map(|(name, _)| name)
     .collect();
-    match differ.is_empty() {
-        true => "overlapped = in order".into(),
+    let main = bp_bytes(&as_bp(main));
+    let same_as_main = |p| {
+        let proof = finish(srs, &a.witness, p, rs).expect("cuzk finish");
+        match bp_bytes(&as_bp(&proof)) == main {
+            true => "=",
+            false => "!=",
+        }
+    };
+    let points = match differ.is_empty() {
+        true => "overlapped = in order".to_string(),
         false => format!("overlapped != in order in {}", differ.join(", ")),
-    }
+    };
+    format!(
+        "{points}; the bench's proof {} overlapped's, {} in order's",
+        same_as_main(o),
+        same_as_main(i)
+    )
 }
 
 /// supraseal-c2's prover on an assignment cuzk synthesized: the call bellperson's
@@ -338,15 +368,19 @@ fn cuzk_assignment(a: &mut Option<Assignment>, order: &[Side], i: usize) -> Assi
     }
 }
 
-fn cuzk_gpu(cell: &OnceCell<GpuStart>, overlap_uploads: bool) -> &GpuStart {
+fn cuzk_gpu<'a>(cell: &'a OnceCell<GpuStart>, args: &Args) -> &'a GpuStart {
     cell.get_or_init(|| {
         step!("cuzk: GpuStart::new(0) ...");
         let t = Instant::now();
         let gpu = GpuStart::new(0).expect("device 0 was discovered but does not open");
         step!("cuzk: GpuStart::new(0) done in {:.1} ms", ms(t.elapsed()));
-        gpu.set_overlap_uploads(overlap_uploads);
-        if overlap_uploads {
+        gpu.set_overlap_uploads(args.overlap_uploads);
+        if args.overlap_uploads {
             step!("cuzk: H-step uploads under the kernels (--overlap-uploads)");
+        }
+        gpu.set_poison_scratch(args.poison_scratch);
+        if args.poison_scratch {
+            step!("cuzk: scratch filled with 0xff before each H step (--poison-scratch)");
         }
         gpu
     })
@@ -474,7 +508,7 @@ fn bench_size(gpu: &OnceCell<GpuStart>, args: &Args, log: u32) -> Row {
                 let mine = cuzk_assignment(&mut a, &args.order, i);
                 step!("2^{log} warm-up: cuzk prove ...");
                 let t = Instant::now();
-                let (ours, _) = cuzk_prove(cuzk_gpu(gpu, args.overlap_uploads), &srs, mine, rs);
+                let (ours, _) = cuzk_prove(cuzk_gpu(gpu, args), &srs, mine, rs);
                 let d = t.elapsed();
                 step!("2^{log} warm-up: cuzk prove done in {:.1} ms", ms(d));
                 cuzk_first = Some(d);
@@ -525,8 +559,7 @@ fn bench_size(gpu: &OnceCell<GpuStart>, args: &Args, log: u32) -> Row {
                 Side::Cuzk => {
                     let mine = cuzk_assignment(&mut a, &args.order, i);
                     step!("2^{log} run {rep}: cuzk prove ...");
-                    let (ours, times) =
-                        cuzk_prove(cuzk_gpu(gpu, args.overlap_uploads), &srs, mine, rs);
+                    let (ours, times) = cuzk_prove(cuzk_gpu(gpu, args), &srs, mine, rs);
                     step!(
                         "2^{log} run {rep}: cuzk prove done in {:.1} ms",
                         ms(times.total)
@@ -537,8 +570,8 @@ fn bench_size(gpu: &OnceCell<GpuStart>, args: &Args, log: u32) -> Row {
                     );
                     line += &format!(", cuzk prove {:.1} ms", ms(times.total));
                     if let (true, Some(same)) = (args.compare_orders, a.as_ref()) {
-                        let gpu = cuzk_gpu(gpu, args.overlap_uploads);
-                        let cmp = compare_orders(gpu, &srs, same, args.overlap_uploads);
+                        let gpu = cuzk_gpu(gpu, args);
+                        let cmp = compare_orders(gpu, &srs, same, args.overlap_uploads, rs, &ours);
                         step!("2^{log} run {rep}: {cmp}");
                         line += &format!(", {cmp}");
                     }

@@ -192,6 +192,9 @@ impl GpuContext {
         }
         self.bind()?;
         let buf = self.alloc(std::mem::size_of_val(aux))?;
+        if self.poison_scratch {
+            self.poison(&[(buf.ptr::<u8>().addr(), buf.bytes)])?;
+        }
         let nt = self.h_coefficients_for_msm(HInput::Host(a, b, c), Some((buf.ptr(), aux)))?;
         let aux = DeviceScalars::new(buf, aux.len(), self.cu_ctx());
         let (h, mt) =

@@ -432,6 +432,14 @@ impl GpuStart {
         }
     }
 
+    /// The scratch-poisoning diagnostic on this device ([`GpuContext::set_poison_scratch`]).
+    #[doc(hidden)]
+    pub fn set_poison_scratch(&self, on: bool) {
+        if let Ok(mut s) = self.state.lock() {
+            s.ctx.set_poison_scratch(on);
+        }
+    }
+
     /// Times a start phase ran out of device memory and evicted everything resident.
     pub fn evictions(&self) -> u64 {
         self.evictions.load(Relaxed)

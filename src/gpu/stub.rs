@@ -293,6 +293,10 @@ impl GpuContext {
     /// Overlapped or in-order H-step uploads (nothing to set without kernels).
     pub fn set_overlap_uploads(&mut self, _on: bool) {}
 
+    /// The scratch-poisoning diagnostic (nothing to poison without kernels).
+    #[doc(hidden)]
+    pub fn set_poison_scratch(&mut self, _on: bool) {}
+
     /// Always `Err(NotCompiled)`.
     pub(crate) fn stager(&self) -> Result<Stager, GpuError> {
         Err(GpuError::NotCompiled)

@@ -94,6 +94,9 @@ pub struct GpuContext {
     /// Whether the H step's host uploads run on the copy stream under its kernels or in
     /// order on the compute stream (the default; [`GpuContext::set_overlap_uploads`]).
     pub(crate) overlap_uploads: bool,
+    /// A diagnostic: every scratch buffer and a fresh aux buffer are filled with 0xff bytes
+    /// before an H step that uploads (`set_poison_scratch`).
+    pub(crate) poison_scratch: bool,
     /// Every device buffer this context made, against its limit.
     ledger: Arc<Ledger>,
 }
@@ -140,6 +143,7 @@ impl GpuContext {
             msm_tuning: MsmTuning::default(),
             ntt_tuning: NttTuning::default(),
             overlap_uploads: false,
+            poison_scratch: false,
             ledger,
         };
         this.bind()?;
@@ -207,6 +211,32 @@ impl GpuContext {
     /// one in every test run; whole proofs in `peer_bench` did not).
     pub fn set_overlap_uploads(&mut self, on: bool) {
         self.overlap_uploads = on;
+    }
+
+    /// A diagnostic for the overlapped uploads: with `on`, every scratch buffer and the
+    /// fresh buffer an H step uploads a witness's aux values into are filled with 0xff bytes
+    /// on the compute stream before the H step, so that a kernel reading one before its copy
+    /// has landed reads garbage instead of the previous proof's values (which, for a proof
+    /// of the same assignment, would hide the race).
+    #[doc(hidden)]
+    pub fn set_poison_scratch(&mut self, on: bool) {
+        self.poison_scratch = on;
+    }
+
+    /// Fills every scratch buffer and `extra` with 0xff bytes, ordered on the compute stream.
+    pub(crate) fn poison(&self, extra: &[(sys::CUdeviceptr, usize)]) -> Result<(), GpuError> {
+        let stream = self.stream();
+        let scratch = self
+            .scratch
+            .values()
+            .map(|b| (b.ptr::<u8>().addr(), b.bytes));
+        for (addr, bytes) in scratch.chain(extra.iter().copied()) {
+            check(
+                unsafe { result::memset_d8_async(addr, 0xff, bytes, stream) },
+                "cuMemsetD8Async",
+            )?;
+        }
+        Ok(())
     }
 
     /// The device's description.

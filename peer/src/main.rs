@@ -29,7 +29,10 @@
 //!
 //! `--overlap-uploads` has cuzk's H step copy b, c and the aux values on its copy stream
 //! under the kernels before them instead of in order on the compute stream (cuzk's default,
-//! with the device waiting for them): opt-in while its proofs can differ from the peer's.
+//! with the device waiting for them). cuzk's proofs are the same either way and verify; but
+//! supraseal-c2's proofs made after cuzk's overlapped H steps in this process have differed
+//! (timing-only params) and been rejected by bellperson's verifier (real params, 2^22), so
+//! the side-by-side runs in order by default.
 //! `--compare-orders` also runs each timed run's start phase twice more on the same
 //! assignment, copies overlapped and in order, and says which of the partial proof's points
 //! (H, L, A, B_g1, B_g2) differ between the two, and whether each, finished with the run's

@@ -206,9 +206,10 @@ impl GpuContext {
     /// Whether the H step's host uploads (b and c, and the aux values of a start phase that
     /// has none on the device) go up on the copy stream while the kernels before them run
     /// (`true`) or in order on the compute stream, with the device waiting for them (`false`,
-    /// the default). The overlap is opt-in while a start phase that uses it can still give
-    /// other bytes than supraseal-c2's (notes/gpu.md: the H step alone matches the in-order
-    /// one in every test run; whole proofs in `peer_bench` did not).
+    /// the default). The proofs are the same either way (and verify); the overlap is opt-in
+    /// because supraseal-c2 proving later in the same process has made proofs that
+    /// bellperson's verifier rejects, which it does not after in-order uploads (notes/gpu.md;
+    /// the cause is not found).
     pub fn set_overlap_uploads(&mut self, on: bool) {
         self.overlap_uploads = on;
     }

@@ -4,7 +4,7 @@
 //!
 //! `peer_bench [--logs 16,20,22] [--runs 5] [--circuit bits|random] [--only cuzk|peer]
 //! [--peer-first] [--srs real|timing] [--no-create-proof]
-//! [--overlap-uploads] [--compare-orders] [--poison-scratch]`
+//! [--overlap-uploads] [--compare-orders] [--poison-scratch] [--settle-ms N]`
 //!
 //! For each size (log2 of the constraint count, the per-input constraints included):
 //! - params from cuzk's test-only generator (byte-equal to bellperson's `generate_parameters`),
@@ -40,6 +40,8 @@
 //! `--poison-scratch` fills cuzk's scratch buffers and each fresh aux buffer with 0xff bytes
 //! before every H step that uploads (a diagnostic: a kernel that reads a buffer before its
 //! copy has landed then reads garbage, not the previous proof's values).
+//! `--settle-ms N` waits N ms before each of the peer's proofs (a diagnostic: whether what
+//! goes wrong in supraseal-c2 after cuzk's overlapped H steps depends on timing).
 //! `--no-create-proof` leaves bellperson's `create_proof` out (its synthesis alone takes
 //! minutes at 2^26).
 //!
@@ -68,7 +70,7 @@ use rand_core::SeedableRng;
 
 type Peer = bp::SuprasealParameters<Bls12>;
 
-const USAGE: &str = "usage: peer_bench [--logs 16,20,22] [--runs N] [--circuit bits|random] [--only cuzk|peer] [--peer-first] [--srs real|timing] [--no-create-proof] [--overlap-uploads] [--compare-orders] [--poison-scratch]";
+const USAGE: &str = "usage: peer_bench [--logs 16,20,22] [--runs N] [--circuit bits|random] [--only cuzk|peer] [--peer-first] [--srs real|timing] [--no-create-proof] [--overlap-uploads] [--compare-orders] [--poison-scratch] [--settle-ms N]";
 
 /// One side of the comparison.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,6 +95,8 @@ struct Args {
     compare_orders: bool,
     /// cuzk's scratch filled with 0xff bytes before each H step (a diagnostic).
     poison_scratch: bool,
+    /// A pause before each of the peer's proofs (a diagnostic).
+    settle: Duration,
 }
 
 impl Args {
@@ -112,6 +116,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         overlap_uploads: false,
         compare_orders: false,
         poison_scratch: false,
+        settle: Duration::ZERO,
     };
     let (mut only, mut peer_first) = (None, false);
     let mut it = args.iter();
@@ -159,6 +164,13 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
             "--overlap-uploads" => out.overlap_uploads = true,
             "--compare-orders" => out.compare_orders = true,
             "--poison-scratch" => out.poison_scratch = true,
+            "--settle-ms" => {
+                let v = value()?;
+                out.settle = Duration::from_millis(
+                    v.parse()
+                        .map_err(|_| format!("--settle-ms {v}: not a number"))?,
+                );
+            }
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other}")),
         }
@@ -529,6 +541,7 @@ fn bench_size(gpu: &OnceCell<GpuStart>, args: &Args, log: u32) -> Row {
                     proofs.push(("bellperson+supraseal create_proof", theirs));
                 } else {
                     let a = a.as_ref().expect("the assignment is kept for the peer");
+                    std::thread::sleep(args.settle);
                     step!("2^{log} warm-up: peer generate_groth16_proof ...");
                     let t = Instant::now();
                     let theirs = peer_prove(params, a, rs);
@@ -584,6 +597,7 @@ fn bench_size(gpu: &OnceCell<GpuStart>, args: &Args, log: u32) -> Row {
                 }
                 Side::Peer => {
                     let params = params.as_ref().unwrap();
+                    std::thread::sleep(args.settle);
                     step!("2^{log} run {rep}: peer generate_groth16_proof ...");
                     let t = Instant::now();
                     let only = peer_prove(params, a.as_ref().unwrap(), rs);

@@ -10,7 +10,7 @@ import "time"
 
 // statsBytes is sizeof(cuzk_stats) as the figures table lays it out. These two lines stop
 // the build when the header and this file disagree (one regenerated without the other).
-const statsBytes = 2448
+const statsBytes = 2576
 
 var (
 	_ [C.sizeof_cuzk_stats - statsBytes]byte
@@ -134,6 +134,10 @@ type DeviceStats struct {
 	// Hangs on device i: start phases that had not returned when `faults.start_deadline`
 	// passed (each is also one of its `faults`).
 	DeviceHangs uint64
+	// Partitions waiting for device i's mutex now: taken from the queue by one of the
+	// device's workers (staged, with two workers a device), not yet started. With
+	// `ready_waiting`, the synthesized partitions that wait for a device.
+	DeviceWaiting uint64
 }
 
 // KindStats are one proof kind's counts.
@@ -274,6 +278,7 @@ func statsFromC(c *C.cuzk_stats) Stats {
 		d.KernelActive = ns(c.device_kernel_active_ns[i])
 		d.DeviceFaults = uint64(c.device_faults[i])
 		d.DeviceHangs = uint64(c.device_hangs[i])
+		d.DeviceWaiting = uint64(c.device_waiting[i])
 	}
 	for i := range s.Kinds {
 		k := &s.Kinds[i]

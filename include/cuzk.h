@@ -482,6 +482,10 @@ typedef struct cuzk_stats {
   // Recorded circuits evicted to make room in the host memory budget (a partition of
   // their shape later records them again, or reads them from the recordings folder).
   uint64_t recordings_evicted;
+  // Partitions waiting for device i's mutex now: taken from the queue by one of the
+  // device's workers (staged, with two workers a device), not yet started. With
+  // `ready_waiting`, the synthesized partitions that wait for a device.
+  uint64_t device_waiting[CUZK_MAX_DEVICES];
 } cuzk_stats;
 
 // How to run a job. Every field's zero means its default, so a zeroed struct (or a NULL

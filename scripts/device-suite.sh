@@ -10,6 +10,12 @@
 #   scripts/device-suite.sh c2 [SIZE]  the PoRep C2 backlog (filecoin_bench) at SIZE (2KiB):
 #                                      against filecoin-proofs with supraseal-c2 when the peer
 #                                      build is there, else with --no-peer
+#   scripts/device-suite.sh scale [SIZE] [COUNTS]
+#                                      one backlog of Filecoin proofs (SCALE_SECTORS PoRep C2s of
+#                                      SIZE, default 2KiB and 16, plus SCALE_POSTS WindowPoSts,
+#                                      default 4) on engines of COUNTS devices (default 1,2,4):
+#                                      the GPUs, or 4 logical devices on the one GPU where
+#                                      there are fewer than 4 (filecoin_bench --device-counts)
 #   scripts/device-suite.sh engine [C,...]
 #                                      engine_bench's backlog (partitions of C constraints;
 #                                      default 250000,4000000) with nvidia-smi sampling the
@@ -129,6 +135,22 @@ while [ $# -gt 0 ]; do
         echo "== filecoin_bench --sectors $n --sector-size $size --no-peer"
         "$bin/filecoin_bench" --sectors "$n" --sector-size "$size" --no-peer \
             --params "$CUZK_TEST_PARAMS" 2>&1 | tee "$out/c2-$size.log"
+        ;;
+    scale)
+        params
+        size=2KiB
+        case "${1:-}" in 2KiB | 8MiB | 512MiB) size="$1" && shift ;; esac
+        counts=1,2,4
+        case "${1:-}" in [0-9]*) counts="$1" && shift ;; esac
+        most=$(tr , '\n' <<<"$counts" | sort -n | tail -n 1)
+        gpus=$(nvidia-smi -L | grep -c '^GPU')
+        logical=$(((most + gpus - 1) / gpus))
+        posts="${SCALE_POSTS:-4}"
+        [ "$size" = 2KiB ] || posts=0
+        echo "== filecoin_bench --device-counts $counts on $gpus GPUs, $logical logical devices each"
+        "$bin/filecoin_bench" --sectors "${SCALE_SECTORS:-16}" --sector-size "$size" \
+            --window-posts "$posts" --device-counts "$counts" --logical "$logical" --no-peer \
+            --params "$CUZK_TEST_PARAMS" 2>&1 | tee "$out/scale-$size-$counts.log"
         ;;
     engine)
         sizes=(250000 4000000)

@@ -1,7 +1,8 @@
 //! PoRep C2 from real 2KiB C1 outputs and SnapDeals from real vanilla partition proofs,
 //! through the engine: filecoin-proofs' verifiers accept the proofs and, for fixed r and s,
 //! the bytes equal bellperson 0.27's on the same circuits. Bad C1 outputs get clear errors;
-//! a WinningPoSt submitted behind a PoRep backlog overtakes it.
+//! a WinningPoSt submitted behind a PoRep backlog overtakes it; a mixed backlog gives the
+//! same bytes on one device and on two.
 
 mod filecoin_common;
 
@@ -12,7 +13,8 @@ use cuzk::filecoin::{
     porep_c2_circuits, proof_bytes, prove_porep_c2, prove_snap, prove_winning_post, snap_circuits,
     ParamsFor, ProofOptions, SnapCommitments,
 };
-use cuzk::fixtures::sector::{self, SEAL_2KIB, UPDATE_2KIB, WINNING_POST_2KIB};
+use cuzk::fixtures::backlog::Backlog;
+use cuzk::fixtures::sector::{self, SEAL_2KIB, UPDATE_2KIB, WINDOW_POST_2KIB, WINNING_POST_2KIB};
 use cuzk::{Engine, EngineConfig, ErrorKind, JobStatus, RandomnessChoice};
 use filecoin_common::*;
 
@@ -214,4 +216,56 @@ fn winning_post_overtakes_a_porep_backlog() {
     }
     let st = engine.shutdown();
     assert_eq!(st.kinds[JobKind::WinningPost.index()].jobs_finished, 1);
+}
+
+/// k devices: logical devices on the first GPU where there is one (the multi-device path
+/// of a four-GPU machine, on one), else logical CPU devices.
+fn devices(k: usize) -> Vec<Device> {
+    match Device::logical_gpus(k, 1) {
+        Ok(gpus) if !gpus.is_empty() => gpus,
+        _ => Device::cpu(k),
+    }
+}
+
+#[test]
+fn a_backlog_gives_the_same_bytes_on_one_device_and_on_two() {
+    let f = fixture();
+    ensure(ParamsFor::Seal(SEAL_2KIB));
+    ensure(ParamsFor::PoSt(WINDOW_POST_2KIB));
+    // Two PoRep C2s and a WindowPoSt over both sectors (fixed r, s per partition).
+    let backlog = Backlog::new(&f.sectors[..2], 1, f.params_dir.clone(), 11).unwrap();
+    assert_eq!(backlog.params().len(), 2);
+    let runs: Vec<_> = [1, 2]
+        .into_iter()
+        .map(|k| {
+            let engine = Engine::new(EngineConfig {
+                devices: devices(k),
+                synthesis_threads: 2,
+                ..EngineConfig::default()
+            })
+            .unwrap();
+            let run = backlog.run(&engine).unwrap();
+            assert_eq!(run.devices.len(), k);
+            assert_eq!(run.proofs.len(), 3);
+            // Every partition ran on exactly one device, and the shares add up.
+            assert_eq!(
+                run.devices.iter().map(|d| d.partitions).sum::<u64>(),
+                run.partitions as u64
+            );
+            assert!(run.partitions >= 3);
+            assert!(run.devices.iter().all(|d| d.held <= run.wall));
+            assert!(run.synthesis_busy_fraction() > 0.0 && run.synthesis_busy_fraction() <= 1.0);
+            run
+        })
+        .collect();
+    assert_eq!(
+        runs[0].proofs, runs[1].proofs,
+        "the bytes depend on the device count"
+    );
+    backlog.verify(&runs[1].proofs).unwrap();
+    // The verifiers are really asked: the two PoReps' proofs swapped are rejected.
+    let mut swapped = runs[1].proofs.clone();
+    swapped.swap(0, 1);
+    let e = backlog.verify(&swapped).unwrap_err();
+    assert!(e.to_string().contains("verify_seal rejects"), "{e}");
 }

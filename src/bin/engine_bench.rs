@@ -191,22 +191,7 @@ fn main() {
         devices: if args.gpu == 0 {
             Device::cpu(args.devices)
         } else {
-            let mut found = Device::gpus().expect("opening the GPUs");
-            if args.max_gpus > 0 {
-                found.truncate(args.max_gpus);
-            }
-            let gpus: Vec<Device> = (0..args.gpu)
-                .flat_map(|k| {
-                    // Logical device k on each GPU opens its own context.
-                    if k == 0 {
-                        found.clone()
-                    } else {
-                        let mut more = Device::gpus().expect("opening the GPUs");
-                        more.truncate(found.len());
-                        more
-                    }
-                })
-                .collect();
+            let gpus = Device::logical_gpus(args.gpu, args.max_gpus).expect("opening the GPUs");
             assert!(!gpus.is_empty(), "--gpu: no CUDA device");
             gpus
         },

@@ -64,6 +64,28 @@ impl Device {
             .collect()
     }
 
+    /// `per_gpu` logical devices on each of the first `max_gpus` GPUs (`0`: every GPU), each
+    /// with a context of its own: first one on every GPU, then a second on every GPU, and so
+    /// on, so that the first k devices are on k different GPUs where there are that many.
+    /// A GPU's second logical device is named `cuda0.1`. More than one a GPU shares its
+    /// kernels; it exercises multi-device scheduling on a machine with fewer GPUs.
+    pub fn logical_gpus(per_gpu: usize, max_gpus: usize) -> crate::error::Result<Vec<Device>> {
+        let mut out = Vec::new();
+        for k in 0..per_gpu {
+            let mut round = Device::gpus()?;
+            if max_gpus > 0 {
+                round.truncate(max_gpus);
+            }
+            for d in &mut round {
+                if k > 0 {
+                    d.name = format!("{}.{k}", d.name);
+                }
+            }
+            out.extend(round);
+        }
+        Ok(out)
+    }
+
     /// The devices an engine uses by default: every GPU, or one CPU device where there is
     /// none (or where opening a GPU failed; the failure is logged).
     pub fn detect() -> Vec<Device> {
@@ -166,6 +188,7 @@ impl DeviceMutex {
     ) -> Option<(DeviceGuard<'a>, Acquired)> {
         let t0 = Instant::now();
         self.waiting.fetch_add(1, Relaxed);
+        self.stats.record_device_waiting(self.index, true);
         let ticket = self.next_ticket.fetch_add(1, Relaxed);
         {
             let mut serving = self.serving.lock().unwrap_or_else(|p| p.into_inner());
@@ -175,6 +198,7 @@ impl DeviceMutex {
             if !wanted() {
                 *serving += 1;
                 self.waiting.fetch_sub(1, Relaxed);
+                self.stats.record_device_waiting(self.index, false);
                 drop(serving);
                 self.turn.notify_all();
                 return None;
@@ -184,6 +208,7 @@ impl DeviceMutex {
         // that the engine's lock-order tests rely on).
         let guard = self.lock.lock();
         self.waiting.fetch_sub(1, Relaxed);
+        self.stats.record_device_waiting(self.index, false);
         let acquired = Instant::now();
         let wait = acquired - t0;
         self.stats.mutex_wait.record(wait);
@@ -229,5 +254,46 @@ impl Drop for DeviceGuard<'_> {
         *m.serving.lock().unwrap_or_else(|p| p.into_inner()) += 1;
         m.turn.notify_all();
         // `_guard` unlocks after this body.
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::groth16::Backend;
+    use crate::stats::Gauges;
+
+    fn waiting(stats: &Stats) -> u64 {
+        stats.snapshot(Gauges::default()).devices()[1].waiting
+    }
+
+    #[test]
+    fn a_worker_waiting_for_the_mutex_shows_in_the_stats() {
+        let stats = Arc::new(Stats::new(&[Backend::Cpu, Backend::Cpu]));
+        let m = DeviceMutex::new(1, stats.clone());
+        let (held, _) = m.lock(|| false);
+        assert_eq!(waiting(&stats), 0);
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| drop(m.lock(|| false)));
+            let t = Instant::now();
+            while waiting(&stats) != 1 {
+                assert!(
+                    t.elapsed() < Duration::from_secs(10),
+                    "the waiter never showed"
+                );
+                std::thread::yield_now();
+            }
+            drop(held);
+            waiter.join().unwrap();
+        });
+        assert_eq!(waiting(&stats), 0);
+        // A turn given up (`wanted` says no) is no longer waiting either.
+        assert!(m.lock_if(|| false, || false).is_none());
+        assert_eq!(waiting(&stats), 0);
+        let text = stats.snapshot(Gauges::default()).prometheus();
+        assert!(
+            text.contains("cuzk_device_waiting{device=\"1\"} 0"),
+            "{text}"
+        );
     }
 }

@@ -193,6 +193,10 @@ pub struct cuzk_stats {
     /// Recorded circuits evicted to make room in the host memory budget (a partition of
     /// their shape later records them again, or reads them from the recordings folder).
     pub recordings_evicted: u64,
+    /// Partitions waiting for device i's mutex now: taken from the queue by one of the
+    /// device's workers (staged, with two workers a device), not yet started. With
+    /// `ready_waiting`, the synthesized partitions that wait for a device.
+    pub device_waiting: [u64; CUZK_MAX_DEVICES],
 }
 
 impl From<StatsSnapshot> for cuzk_stats {
@@ -269,6 +273,7 @@ impl From<StatsSnapshot> for cuzk_stats {
             staging: s.staging.into(),
             partitions_staged: s.partitions_staged,
             recordings_evicted: s.recordings_evicted,
+            device_waiting: s.devices.map(|d| d.waiting),
         }
     }
 }

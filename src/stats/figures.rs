@@ -228,4 +228,10 @@ with_start_stages! { declare_figures! {
     /// their shape later records them again, or reads them from the recordings folder).
     recordings_evicted: count = atomic => RecordingsEvicted,
         counter "recordings_evicted_total" "Recorded circuits evicted to make room in the host memory budget.";
+    /// Partitions waiting for device i's mutex now: taken from the queue by one of the
+    /// device's workers (staged, with two workers a device), not yet started. With
+    /// `ready_waiting`, the synthesized partitions that wait for a device.
+    device_waiting: per_device(waiting: count) = atomic => DeviceWaiting,
+        gauge "device_waiting" {device}
+        "Partitions waiting for each device's mutex (taken from the queue by one of its workers).";
 }}

@@ -34,6 +34,18 @@ impl Stats {
         }
     }
 
+    /// One more (`true`) or one fewer partition waiting for device `device`'s mutex (its
+    /// `waiting`).
+    pub fn record_device_waiting(&self, device: usize, more: bool) {
+        if let Some(a) = self.device_waiting.get(device) {
+            if more {
+                a.fetch_add(1, Relaxed);
+            } else {
+                a.fetch_sub(1, Relaxed);
+            }
+        }
+    }
+
     /// The fields of the device blocks (`cuzk_device_stats`, `cuzk_device_backend`): the
     /// busy meters' figures and each device's backend. Zero past the devices in use.
     pub(super) fn device_block_snapshots(

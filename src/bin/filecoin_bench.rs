@@ -228,6 +228,10 @@ fn run() -> Result<(), String> {
         );
     }
     let cuzk_wall = runs.last().map(|r| r.1.wall).unwrap_or_default();
+    // cuzk's GPU contexts (and their resident points) are closed before filecoin-proofs
+    // proves, as they were when each run's engine owned its devices: with them still open,
+    // supraseal-c2's first 8MiB proof failed filecoin-proofs' own check (2026-12-03, once).
+    drop(available);
 
     if a.peer {
         let t = Instant::now();

@@ -6,16 +6,13 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use blstrs::{Bls12, Scalar};
+use blstrs::Bls12;
 use cuzk::engine::Device;
 use cuzk::filecoin::{CircuitSet, ParamsFor};
 use cuzk::fixtures::filecoin_params::ensure_test_params;
 use cuzk::fixtures::sector::{self, SealedSector, SEAL_2KIB};
 use cuzk::groth16::Randomness;
 use cuzk::{Engine, EngineConfig};
-use ff::Field;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 
 pub const MINER: u64 = 1000;
 
@@ -97,13 +94,7 @@ pub fn engine() -> Engine {
 
 /// Reproducible (r, s) per partition.
 pub fn randomness(seed: u64, n: usize) -> Vec<Randomness> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    (0..n)
-        .map(|_| Randomness {
-            r: Scalar::random(&mut rng),
-            s: Scalar::random(&mut rng),
-        })
-        .collect()
+    cuzk::fixtures::seeded_randomness(seed, n)
 }
 
 /// bellperson 0.27's `create_proof` of every circuit of `set` with the same params and

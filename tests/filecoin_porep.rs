@@ -6,16 +6,18 @@
 
 mod filecoin_common;
 
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use cuzk::engine::{Device, JobKind};
+use cuzk::engine::{Device, Hooks, JobKind};
 use cuzk::filecoin::{
     porep_c2_circuits, proof_bytes, prove_porep_c2, prove_snap, prove_winning_post, snap_circuits,
     ParamsFor, ProofOptions, SnapCommitments,
 };
 use cuzk::fixtures::backlog::Backlog;
 use cuzk::fixtures::sector::{self, SEAL_2KIB, UPDATE_2KIB, WINDOW_POST_2KIB, WINNING_POST_2KIB};
-use cuzk::{Engine, EngineConfig, ErrorKind, JobStatus, RandomnessChoice};
+use cuzk::{Engine, EngineConfig, ErrorKind, RandomnessChoice};
 use filecoin_common::*;
 
 fn options(rs: Option<Vec<cuzk::groth16::Randomness>>) -> ProofOptions {
@@ -169,9 +171,32 @@ fn winning_post_overtakes_a_porep_backlog() {
     let f = fixture();
     ensure(ParamsFor::Seal(SEAL_2KIB));
     ensure(ParamsFor::PoSt(WINNING_POST_2KIB));
+    let inputs = sector::winning_post_inputs(&f.sectors[1], [5; 32]).unwrap();
+    // The one synthesis thread is held in its first partition (the first PoRep's) until
+    // every job is queued, so what it takes next is up to the queue's order, not to how
+    // fast this thread submits; the devices' start order is logged.
+    let (open, gate) = crossbeam_channel::unbounded::<()>();
+    let held = Arc::new(AtomicBool::new(false));
+    let started = Arc::new(Mutex::new(Vec::<u64>::new()));
+    let hooks = Hooks {
+        on_synthesis_start: Some({
+            let held = held.clone();
+            Arc::new(move |_, _| {
+                if !held.swap(true, SeqCst) {
+                    let _ = gate.recv_timeout(PATIENCE);
+                }
+            })
+        }),
+        on_device_start: Some({
+            let started = started.clone();
+            Arc::new(move |job, _| started.lock().unwrap().push(job))
+        }),
+        ..Hooks::default()
+    };
     let engine = Engine::new(EngineConfig {
         devices: Device::cpu(1),
         synthesis_threads: 1,
+        hooks,
         ..EngineConfig::default()
     })
     .unwrap();
@@ -188,7 +213,6 @@ fn winning_post_overtakes_a_porep_backlog() {
             .unwrap()
         })
         .collect();
-    let inputs = sector::winning_post_inputs(&f.sectors[1], [5; 32]).unwrap();
     let winning = prove_winning_post(
         &engine,
         inputs.registered_post_proof,
@@ -198,19 +222,18 @@ fn winning_post_overtakes_a_porep_backlog() {
         options(None),
     )
     .unwrap();
+    open.send(()).unwrap();
     let proof = proof_bytes(&winning.finish(PATIENCE).unwrap());
     assert!(sector::verify_winning_post(&inputs, &proof).unwrap());
-    // Only the PoRep partition the one synthesis thread had already taken may have been
-    // proved before it; the other two jobs have not even started.
-    let done = porep.iter().filter(|j| j.poll() == JobStatus::Done).count();
+    // Only the PoRep partition the synthesis thread was held in may reach the device
+    // before the WinningPoSt; the other two jobs come after it.
+    let order = started.lock().unwrap().clone();
+    let at = order.iter().position(|&j| j == winning.seq()).unwrap();
     assert!(
-        done <= 1,
-        "{done} PoRep jobs finished before the WinningPoSt"
+        order[..at].iter().all(|&j| j == porep[0].seq()),
+        "device start order {order:?}: the WinningPoSt (job {}) was overtaken",
+        winning.seq()
     );
-    assert!(matches!(
-        porep[2].poll(),
-        JobStatus::Pending { proved: 0, .. }
-    ));
     for j in &porep {
         j.cancel();
     }

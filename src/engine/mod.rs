@@ -101,6 +101,9 @@ pub type PartitionHook = Arc<dyn Fn(u64, usize) + Send + Sync>;
 /// middle of its work, so it should be quick; a panic in one fails only that partition's job.
 #[derive(Clone, Default)]
 pub struct Hooks {
+    /// Run by a synthesis thread once the partition's memory is reserved, just before it
+    /// synthesizes (a test holds the stage here to fix what is queued when it moves on).
+    pub on_synthesis_start: Option<PartitionHook>,
     /// Run by a device worker inside the device mutex (or the CPU fallback's lock), just
     /// before `StartPhase::start`.
     pub on_device_start: Option<PartitionHook>,
@@ -115,6 +118,7 @@ pub struct Hooks {
 impl std::fmt::Debug for Hooks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Hooks")
+            .field("on_synthesis_start", &self.on_synthesis_start.is_some())
             .field("on_device_start", &self.on_device_start.is_some())
             .field("on_finalize", &self.on_finalize.is_some())
             .field("trim", &self.trim.is_some())
@@ -237,6 +241,8 @@ pub(crate) struct Shared {
     pub(crate) cpu_fallback: TrackedMutex<()>,
     /// Start phases abandoned past their deadline that have not returned yet.
     pub(crate) stuck_calls: AtomicUsize,
+    /// [`Hooks::on_synthesis_start`].
+    pub(crate) on_synthesis_start: Option<PartitionHook>,
     next_seq: AtomicU64,
 }
 
@@ -409,6 +415,7 @@ impl Engine {
             ),
             cpu_fallback: TrackedMutex::new(()),
             stuck_calls: AtomicUsize::new(0),
+            on_synthesis_start: config.hooks.on_synthesis_start.clone(),
             stats,
             r1cs: match &config.recordings_dir {
                 Some(dir) => R1csCache::with_dir(dir),

@@ -152,6 +152,9 @@ fn synthesize_one(shared: &Shared, key: QueueKey, work: SynthWork) {
     stats.synthesis_active.fetch_add(1, Relaxed);
     let r1cs = &shared.r1cs;
     let result = catch_unwind(AssertUnwindSafe(|| {
+        if let Some(h) = &shared.on_synthesis_start {
+            h(job.seq, index);
+        }
         if shared.defer_evaluations {
             circuit.synthesize_deferred(r1cs, Some(&job.srs))
         } else {

@@ -76,7 +76,10 @@ func ProverID(minerID uint64) [32]byte {
 // SealCommitPhase2 proves a PoRep (its C2) from phase1Output, the C1 output exactly as
 // filecoin-ffi's SealCommitPhase2 takes it (the JSON of filecoin-proofs-api's
 // SealCommitPhase1Output), and returns the proof bytes filecoin-ffi returns: 192 per
-// partition (1920 for a 32GiB sector). It is SealCommitPhase2Start, FinishBytes and Close.
+// partition (1920 for a 32GiB sector), for interactive and synthetic PoRep. For NI-PoRep
+// they are the 126 (13 at 2KiB) circuit proofs, which filecoin-ffi's SealCommitPhase2
+// aggregates: pass them to filecoin-ffi's AggregateSealProofs (SnarkPack v2, this one
+// sector) for what VerifySeal takes. It is SealCommitPhase2Start, FinishBytes and Close.
 func (e *Engine) SealCommitPhase2(ctx context.Context, phase1Output []byte, sectorNum uint64, minerID uint64, opts ...Option) ([]byte, error) {
 	return finishBytes(ctx)(e.SealCommitPhase2Start(ctx, phase1Output, sectorNum, minerID, opts...))
 }

@@ -687,7 +687,10 @@ cuzk_status cuzk_stats_prometheus(const struct cuzk_engine *engine, char *buf, s
 // `SealCommitPhase2` takes it (serde_json of filecoin-proofs-api's
 // `SealCommitPhase1Output`, `c1_len` bytes), `prover_id` 32 bytes (the miner's actor id as
 // an unsigned varint, zero-padded). The job's proofs are the partitions' 192 bytes each,
-// concatenated (for NI-PoRep registered proofs, the raw circuit proofs, not aggregated).
+// concatenated: what `SealCommitPhase2` returns for interactive and synthetic PoRep. For
+// NI-PoRep they are the circuit proofs, which `SealCommitPhase2` would aggregate: the host
+// passes them to filecoin-ffi's `AggregateSealProofs` (SnarkPack v2, this one sector) for
+// the bytes `VerifySeal` takes.
 //
 // Fails with `CUZK_STATUS_INVALID_INPUT` for JSON that does not parse or a C1 of another
 // sector (its replica id does not match `sector_number` and `prover_id`),

@@ -1,6 +1,8 @@
 //! PoRep C2 from real 2KiB C1 outputs and SnapDeals from real vanilla partition proofs,
 //! through the engine: filecoin-proofs' verifiers accept the proofs and, for fixed r and s,
-//! the bytes equal bellperson 0.27's on the same circuits. Bad C1 outputs get clear errors;
+//! the bytes equal bellperson 0.27's on the same circuits, synthetic and non-interactive
+//! PoRep included (NI's proofs also aggregated by filecoin-proofs where a GPU proves all
+//! 13 partitions). Bad C1 outputs get clear errors;
 //! a WinningPoSt submitted behind a PoRep backlog overtakes it; a mixed backlog gives the
 //! same bytes on one device and on two.
 
@@ -17,8 +19,10 @@ use cuzk::filecoin::{
 };
 use cuzk::fixtures::backlog::Backlog;
 use cuzk::fixtures::sector::{self, SEAL_2KIB, UPDATE_2KIB, WINDOW_POST_2KIB, WINNING_POST_2KIB};
+use cuzk::groth16::Randomness;
 use cuzk::{Engine, EngineConfig, ErrorKind, RandomnessChoice};
 use filecoin_common::*;
+use filecoin_proofs_api::RegisteredSealProof;
 
 fn options(rs: Option<Vec<cuzk::groth16::Randomness>>) -> ProofOptions {
     ProofOptions {
@@ -60,6 +64,156 @@ fn porep_c2_verifies_and_equals_bellperson() {
     assert_eq!(bellperson_proofs(set, &rs), bytes, "bellperson's bytes");
     let k = engine.stats().kinds[JobKind::PoRep.index()];
     assert_eq!((k.jobs_finished, k.partitions_proved), (1, 1));
+}
+
+/// A 2KiB sector sealed with `registered` (its own folder and sector id).
+fn seal_as(registered: RegisteredSealProof, id: u64) -> sector::SealedSector {
+    let dir = tempdir(&format!("porep-{id}"));
+    let prover_id = sector::prover_id_from_miner(MINER);
+    sector::seal_2kib(&dir, registered, id, prover_id, id).expect("seal a 2KiB sector")
+}
+
+/// bellperson's proof of partition `k` alone, with `rs`.
+fn bellperson_partition(s: &sector::SealedSector, k: usize, rs: &Randomness) -> Vec<u8> {
+    let mut set = porep_c2_circuits(&s.c1_output, s.sector_id, s.prover_id).unwrap();
+    let mut one = set.partitions.drain(k..=k).collect::<Vec<_>>();
+    set.partitions = vec![one.remove(0)];
+    bellperson_proofs(set, std::slice::from_ref(rs))
+}
+
+#[test]
+fn synthetic_porep_c2_verifies_and_equals_bellperson() {
+    // Synthetic PoRep proves the interactive PoRep's circuit (the same circuit id, so the
+    // same params); only how C1 picked its challenges' proofs differs.
+    ensure(ParamsFor::Seal(SEAL_2KIB));
+    let registered = RegisteredSealProof::StackedDrg2KiBV1_1_Feat_SyntheticPoRep;
+    let s = seal_as(registered, 20);
+    let rs = randomness(41, 1);
+    let engine = engine();
+    let job = prove_porep_c2(
+        &engine,
+        &s.c1_output,
+        s.sector_id,
+        s.prover_id,
+        options(Some(rs.clone())),
+    )
+    .unwrap();
+    let bytes = proof_bytes(&job.finish(PATIENCE).unwrap());
+    assert_eq!(bytes.len(), 192);
+    assert!(
+        sector::verify_seal(&s, &bytes).unwrap(),
+        "filecoin-proofs' verify_seal"
+    );
+    assert_eq!(
+        bellperson_partition(&s, 0, &rs[0]),
+        bytes,
+        "bellperson's bytes"
+    );
+}
+
+#[test]
+fn non_interactive_porep_c2_verifies_and_equals_bellperson() {
+    // NI-PoRep: the same circuit, 13 partitions at 2KiB whose challenges come from comm_r
+    // and the replica id (the seed is not used), and a C2 output filecoin-proofs aggregates.
+    ensure(ParamsFor::Seal(SEAL_2KIB));
+    let registered = RegisteredSealProof::StackedDrg2KiBV1_2_Feat_NonInteractivePoRep;
+    let s = seal_as(registered, 21);
+    let n = usize::from(registered.as_v1_config().partitions);
+    assert_eq!(n, 13);
+    let rs = randomness(42, n);
+    // The public inputs filecoin-proofs derives for each partition.
+    let inputs = filecoin_proofs_api::seal::get_seal_inputs(
+        registered,
+        s.comm_r,
+        s.comm_d,
+        s.prover_id,
+        filecoin_proofs_api::SectorId::from(s.sector_id),
+        s.ticket,
+        s.seed,
+    )
+    .unwrap();
+    assert_eq!(inputs.len(), n);
+    let vk_path = ParamsFor::Seal(registered)
+        .vk_path(Some(&fixture().params_dir))
+        .unwrap();
+    let vk = bellperson::groth16::VerifyingKey::<blstrs::Bls12>::read(
+        std::fs::File::open(vk_path).unwrap(),
+    )
+    .unwrap();
+    let pvk = bellperson::groth16::prepare_verifying_key(&vk);
+    let verifies = |proof: &[u8], k: usize| {
+        let p = bellperson::groth16::Proof::<blstrs::Bls12>::read(proof).unwrap();
+        bellperson::groth16::verify_proof(&pvk, &p, &inputs[k]).unwrap()
+    };
+    let engine = engine();
+    let last = n - 1;
+    // `CUZK_TEST_WHOLE_NI=1` proves the whole C2 on the CPU too (many minutes).
+    let whole = Device::gpus().is_ok_and(|g| !g.is_empty())
+        || std::env::var_os("CUZK_TEST_WHOLE_NI").is_some();
+    if whole {
+        // The whole C2, as a host submits it.
+        let job = prove_porep_c2(
+            &engine,
+            &s.c1_output,
+            s.sector_id,
+            s.prover_id,
+            options(Some(rs.clone())),
+        )
+        .unwrap();
+        let bytes = proof_bytes(&job.finish(PATIENCE).unwrap());
+        assert_eq!(bytes.len(), 192 * n);
+        assert!(
+            sector::verify_seal_circuit_proofs(&s, &bytes).unwrap(),
+            "filecoin-proofs' verify_batch_seal"
+        );
+        for (k, proof) in bytes.chunks(192).enumerate() {
+            assert!(verifies(proof, k), "partition {k}");
+        }
+        assert!(
+            !verifies(&bytes[..192], 1),
+            "partition 0's proof for partition 1"
+        );
+        // What filecoin-ffi's SealCommitPhase2 returns for NI-PoRep is these proofs'
+        // SnarkPack aggregate: the host's AggregateSealProofs (filecoin-proofs'
+        // aggregate_seal_commit_proofs, SnarkPack v2) makes it, and verify_seal takes it.
+        cuzk::fixtures::filecoin_params::ensure_test_aggregation_srs(&fixture().params_dir)
+            .unwrap();
+        let aggregate = filecoin_proofs_api::seal::aggregate_seal_commit_proofs(
+            registered,
+            filecoin_proofs_api::RegisteredAggregationProof::SnarkPackV2,
+            &[s.comm_r],
+            &[s.seed],
+            &[filecoin_proofs_api::seal::SealCommitPhase2Output {
+                proof: bytes.clone(),
+            }],
+        )
+        .unwrap();
+        assert!(
+            sector::verify_seal(&s, &aggregate).unwrap(),
+            "filecoin-proofs' verify_seal of the aggregate"
+        );
+        assert_eq!(
+            bellperson_partition(&s, last, &rs[last]),
+            bytes[192 * last..]
+        );
+    } else {
+        // Thirteen 2KiB partitions take many minutes on two cores: the CPU proves the last
+        // one alone (the whole C2 runs where there is a GPU, this same test, or with
+        // CUZK_TEST_WHOLE_NI set).
+        eprintln!("no GPU: proving NI-PoRep partition {last} of {n} alone");
+        let mut set = porep_c2_circuits(&s.c1_output, s.sector_id, s.prover_id).unwrap();
+        assert_eq!(set.partitions.len(), n);
+        set.partitions.drain(..last);
+        let job = cuzk::filecoin::submit(&engine, set, options(Some(rs[last..].to_vec()))).unwrap();
+        let bytes = proof_bytes(&job.finish(PATIENCE).unwrap());
+        assert!(verifies(&bytes, last), "partition {last}");
+        assert!(
+            !verifies(&bytes, last - 1),
+            "partition {last}'s proof for {}",
+            last - 1
+        );
+        assert_eq!(bellperson_partition(&s, last, &rs[last]), bytes);
+    }
 }
 
 #[test]

@@ -20,7 +20,7 @@ use cuzk::filecoin::{
 use cuzk::fixtures::backlog::Backlog;
 use cuzk::fixtures::sector::{self, SEAL_2KIB, UPDATE_2KIB, WINDOW_POST_2KIB, WINNING_POST_2KIB};
 use cuzk::groth16::Randomness;
-use cuzk::{Engine, EngineConfig, ErrorKind, RandomnessChoice};
+use cuzk::{Engine, EngineConfig, ErrorKind, Job, RandomnessChoice};
 use filecoin_common::*;
 use filecoin_proofs_api::RegisteredSealProof;
 
@@ -40,15 +40,7 @@ fn porep_c2_verifies_and_equals_bellperson() {
     let engine = engine();
     let rs = randomness(3, 1);
     let t = Instant::now();
-    let job = prove_porep_c2(
-        &engine,
-        &s.c1_output,
-        s.sector_id,
-        s.prover_id,
-        options(Some(rs.clone())),
-    )
-    .unwrap();
-    let bytes = proof_bytes(&job.finish(PATIENCE).unwrap());
+    let (job, bytes) = prove_c2(&engine, s, &rs);
     eprintln!(
         "2KiB PoRep C2 through the engine: {:.1} s, {:?}",
         t.elapsed().as_secs_f64(),
@@ -64,6 +56,20 @@ fn porep_c2_verifies_and_equals_bellperson() {
     assert_eq!(bellperson_proofs(set, &rs), bytes, "bellperson's bytes");
     let k = engine.stats().kinds[JobKind::PoRep.index()];
     assert_eq!((k.jobs_finished, k.partitions_proved), (1, 1));
+}
+
+/// The C2 of `s` through `engine` with (r, s) `rs`: the job and its proof bytes.
+fn prove_c2(engine: &Engine, s: &sector::SealedSector, rs: &[Randomness]) -> (Job, Vec<u8>) {
+    let job = prove_porep_c2(
+        engine,
+        &s.c1_output,
+        s.sector_id,
+        s.prover_id,
+        options(Some(rs.to_vec())),
+    )
+    .unwrap();
+    let bytes = proof_bytes(&job.finish(PATIENCE).unwrap());
+    (job, bytes)
 }
 
 /// A 2KiB sector sealed with `registered` (its own folder and sector id).
@@ -90,15 +96,7 @@ fn synthetic_porep_c2_verifies_and_equals_bellperson() {
     let s = seal_as(registered, 20);
     let rs = randomness(41, 1);
     let engine = engine();
-    let job = prove_porep_c2(
-        &engine,
-        &s.c1_output,
-        s.sector_id,
-        s.prover_id,
-        options(Some(rs.clone())),
-    )
-    .unwrap();
-    let bytes = proof_bytes(&job.finish(PATIENCE).unwrap());
+    let (_, bytes) = prove_c2(&engine, &s, &rs);
     assert_eq!(bytes.len(), 192);
     assert!(
         sector::verify_seal(&s, &bytes).unwrap(),
@@ -152,15 +150,7 @@ fn non_interactive_porep_c2_verifies_and_equals_bellperson() {
         || std::env::var_os("CUZK_TEST_WHOLE_NI").is_some();
     if whole {
         // The whole C2, as a host submits it.
-        let job = prove_porep_c2(
-            &engine,
-            &s.c1_output,
-            s.sector_id,
-            s.prover_id,
-            options(Some(rs.clone())),
-        )
-        .unwrap();
-        let bytes = proof_bytes(&job.finish(PATIENCE).unwrap());
+        let (_, bytes) = prove_c2(&engine, &s, &rs);
         assert_eq!(bytes.len(), 192 * n);
         assert!(
             sector::verify_seal_circuit_proofs(&s, &bytes).unwrap(),

@@ -102,7 +102,8 @@ pub type PartitionHook = Arc<dyn Fn(u64, usize) + Send + Sync>;
 #[derive(Clone, Default)]
 pub struct Hooks {
     /// Run by a synthesis thread once the partition's memory is reserved, just before it
-    /// synthesizes (a test holds the stage here to fix what is queued when it moves on).
+    /// synthesizes; its time counts as the partition's synthesis (a test holds the stage
+    /// here to fix what is queued when it moves on).
     pub on_synthesis_start: Option<PartitionHook>,
     /// Run by a device worker inside the device mutex (or the CPU fallback's lock), just
     /// before `StartPhase::start`.

@@ -119,6 +119,13 @@ fn non_interactive_porep_c2_verifies_and_equals_bellperson() {
     let n = usize::from(registered.as_v1_config().partitions);
     assert_eq!(n, 13);
     let rs = randomness(42, n);
+    // Relabelled as the interactive PoRep, its 13 partitions of vanilla proofs are refused.
+    let mut c1: serde_json::Value = serde_json::from_slice(&s.c1_output).unwrap();
+    c1["registered_proof"] = serde_json::json!("StackedDrg2KiBV1_1");
+    let e = porep_c2_circuits(&serde_json::to_vec(&c1).unwrap(), s.sector_id, s.prover_id)
+        .expect_err("13 partitions for a 1-partition proof");
+    assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+    assert!(e.message().contains("13 partitions"), "{e}");
     // The public inputs filecoin-proofs derives for each partition.
     let inputs = filecoin_proofs_api::seal::get_seal_inputs(
         registered,

@@ -82,8 +82,7 @@ fn seal_as(registered: RegisteredSealProof, id: u64) -> sector::SealedSector {
 /// bellperson's proof of partition `k` alone, with `rs`.
 fn bellperson_partition(s: &sector::SealedSector, k: usize, rs: &Randomness) -> Vec<u8> {
     let mut set = porep_c2_circuits(&s.c1_output, s.sector_id, s.prover_id).unwrap();
-    let mut one = set.partitions.drain(k..=k).collect::<Vec<_>>();
-    set.partitions = vec![one.remove(0)];
+    set.partitions = vec![set.partitions.swap_remove(k)];
     bellperson_proofs(set, std::slice::from_ref(rs))
 }
 

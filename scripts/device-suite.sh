@@ -35,6 +35,10 @@
 #                                      bad inputs) of N jobs (default 1000) on every GPU
 #   scripts/device-suite.sh kernels    gpu_bench: the NTT with each tile build (radix 4, radix 8)
 #                                      at 2^20..2^27 and the G1 MSM at 2^24, 2^26
+#   scripts/device-suite.sh ntt-peer [LOGS]
+#                                      cuzk's NTT (gpu_bench ntt) and sppark's (sppark_ntt,
+#                                      peer/sppark_ntt/build.sh's, in .devbin-sppark/) at LOGS
+#                                      (default 24,26,27), 5 runs each
 #   scripts/device-suite.sh peer [LOGS]
 #                                      peer_bench (peer/build-device.sh's): cuzk against
 #                                      supraseal-c2 on the same assignment, timing-only params,
@@ -231,6 +235,16 @@ PY
         done
         echo "== gpu_bench msm --msm-logs 24,26 --runs 3"
         "$bin/gpu_bench" msm --msm-logs 24,26 --runs 3 2>&1 | tee "$out/msm.log"
+        ;;
+    ntt-peer)
+        logs=24,26,27
+        case "${1:-}" in [0-9]*) logs="$1" && shift ;; esac
+        unpack_devbin "$repo/.devbin-sppark/sppark.txz" /tmp/sppark sppark_ntt
+        echo "== gpu_bench ntt --ntt-logs $logs --runs 5"
+        "$bin/gpu_bench" ntt --ntt-logs "$logs" --runs 5 2>&1 | tee "$out/ntt-cuzk.log"
+        echo "== sppark_ntt --logs $logs --runs 5"
+        /tmp/sppark/sppark_ntt --logs "$logs" --runs 5 2>&1 | tee "$out/ntt-sppark.log"
+        echo "sppark_ntt rc=${PIPESTATUS[0]}"
         ;;
     peer)
         logs=24,26

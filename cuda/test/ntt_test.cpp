@@ -4,7 +4,8 @@
 // radix-8 steps and the pass sizes src/gpu/kernels.rs launches, must equal a plain radix-2
 // DIT transform over the same twiddle table, which must equal the DFT's definition at small
 // sizes. The twiddles are powers of a 2^k-th root of unity made from Fr's 2^32-nd (7 raised
-// to (r - 1) / 2^32). Run: scripts/cuda-host-test.sh
+// to (r - 1) / 2^32). The scale pass (a coset's powers, the inverse's 1/n) against a plain
+// loop. Run: scripts/cuda-host-test.sh
 #include <cstdio>
 #include <vector>
 #include "../ntt.cuh"
@@ -177,7 +178,31 @@ int main() {
             }
         }
     }
+    // The scale pass, as its kernel runs it (a thread per chunk): v[i] * factor * base^i, with
+    // powers (a coset's) and with base 1 (the inverse's 1/n, which skips the powers).
+    for (int with_powers = 0; with_powers < 2; with_powers++) {
+        const uint32_t n = 1000;  // not a multiple of the chunk: the last thread's is short
+        fr_t base = with_powers ? random_fr() : fr_t::one(), factor = random_fr();
+        fr_t pw[32];
+        pw[0] = base;
+        for (int k = 1; k < 32; k++) pw[k] = pw[k - 1] * pw[k - 1];
+        std::vector<fr_t> v(n), want(n);
+        fr_t x = factor;
+        for (uint32_t i = 0; i < n; i++) {
+            v[i] = random_fr();
+            want[i] = v[i] * x;
+            x = x * base;
+        }
+        for (uint32_t t = 0; t * CUZK_POW_CHUNK < n; t++) ntt_scale_thread(t, v.data(), pw, factor, n);
+        for (uint32_t i = 0; i < n; i++) {
+            if (!eq(v[i], want[i])) {
+                printf("FAIL: scale pass (%s), element %u\n", with_powers ? "powers" : "base 1", i);
+                failures++;
+                break;
+            }
+        }
+    }
     if (failures) return 1;
-    printf("ntt_test: OK (reference = DFT up to 2^5; radix-4 and radix-8 tiles of 2^10 and 2^11 = reference, 2^1 .. 2^21)\n");
+    printf("ntt_test: OK (reference = DFT up to 2^5; radix-4 and radix-8 tiles of 2^10 and 2^11 = reference, 2^1 .. 2^21; the scale pass, with powers and with base 1)\n");
     return 0;
 }

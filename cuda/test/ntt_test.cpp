@@ -178,10 +178,11 @@ int main() {
             }
         }
     }
-    // The scale pass, as its kernel runs it (a thread per chunk): v[i] * factor * base^i, with
-    // powers (a coset's) and with base 1 (the inverse's 1/n, which skips the powers).
+    // The scale pass, as its kernel runs it (ceil(n / chunk) threads, each every T-th element,
+    // and the grid's extra threads, which must do nothing): v[i] * factor * base^i, with powers
+    // (a coset's) and with base 1 (the inverse's 1/n, which skips the powers).
     for (int with_powers = 0; with_powers < 2; with_powers++) {
-        const uint32_t n = 1000;  // not a multiple of the chunk: the last thread's is short
+        const uint32_t n = 1000;  // not a multiple of the chunk: some threads take one fewer
         fr_t base = with_powers ? random_fr() : fr_t::one(), factor = random_fr();
         fr_t pw[32];
         pw[0] = base;
@@ -193,7 +194,7 @@ int main() {
             want[i] = v[i] * x;
             x = x * base;
         }
-        for (uint32_t t = 0; t * CUZK_POW_CHUNK < n; t++) ntt_scale_thread(t, v.data(), pw, factor, n);
+        for (uint32_t t = 0; t < 64; t++) ntt_scale_thread(t, v.data(), pw, factor, n);
         for (uint32_t i = 0; i < n; i++) {
             if (!eq(v[i], want[i])) {
                 printf("FAIL: scale pass (%s), element %u\n", with_powers ? "powers" : "base 1", i);

@@ -283,7 +283,7 @@ impl GpuContext {
     }
 
     /// `cuzk_ntt_scale(fr_t* v, const fr_t* pw, fr_t factor, u32 n)`: v[i] *= factor·base^i;
-    /// one thread per `POW_CHUNK` elements.
+    /// ceil(n / `POW_CHUNK`) threads, each taking every such count-th element (coalesced).
     pub(crate) unsafe fn ntt_scale(
         &self,
         v: DevPtr<Scalar>,

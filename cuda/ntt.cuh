@@ -106,13 +106,11 @@ HD void ntt_powers_thread(uint32_t t, fr_t* out, const fr_t* pw, uint32_t count)
 
 // v[i] *= factor * base^i (base given by its table; base = 1 for a plain 1/n scale).
 // ceil(n / CUZK_POW_CHUNK) threads; thread t takes i = t, t + T, t + 2T, ... so that a warp
-// reads and writes consecutive elements (coalesced), its power advancing by base^T, the same
-// for every thread. A base of 1 (every thread sees the same table, so the branch is uniform)
-// needs only the product by the factor. On an H200 at 2^27 the plain 1/n pass took 6.0 ms
-// with the powers' product and chunks of consecutive elements per thread (a warp's accesses
-// 1 KB apart, as the powers kernel still has), 4.3 ms without that product, 2.5 ms
-// coalesced; with powers the pass is bound by its two products an element (6.1 ms either
-// way).
+// reads and writes consecutive elements (a chunk of consecutive elements per thread, as the
+// powers kernel has, puts a warp's accesses 1 KB apart), its power advancing by base^T, the
+// same for every thread. A base of 1 (every thread sees the same table, so the branch is
+// uniform) needs only the product by the factor. With powers the pass is bound by its two
+// products an element (figures: notes/gpu.md).
 HD void ntt_scale_thread(uint32_t t, fr_t* v, const fr_t* pw, fr_t factor, uint32_t n) {
     const uint32_t T = (n + CUZK_POW_CHUNK - 1) / CUZK_POW_CHUNK;
     if (t >= T) return;

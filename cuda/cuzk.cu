@@ -10,8 +10,14 @@
 
 #define GID() (blockIdx.x * blockDim.x + threadIdx.x)
 
-extern "C" __global__ void cuzk_msm_scalars_hist(fr_t* scalars, uint32_t n, uint32_t c, uint32_t nwin, uint32_t* hist) {
-    msm_scalars_hist_thread(GID(), scalars, n, c, nwin, hist);
+extern "C" __global__ void __launch_bounds__(128)
+    cuzk_msm_window_points(const g1_affine_t* pts, uint32_t n, uint32_t c, uint32_t nwin, g1_affine_t* out) {
+    msm_window_points_thread(GID(), pts, n, c, nwin, out);
+}
+
+extern "C" __global__ void cuzk_msm_scalars_hist(fr_t* scalars, uint32_t n, uint32_t c, uint32_t nwin, uint32_t shared,
+                                                 uint32_t* hist) {
+    msm_scalars_hist_thread(GID(), scalars, n, c, nwin, shared, hist);
 }
 
 extern "C" __global__ void cuzk_msm_scan_chunk_sums(const uint32_t* hist, uint32_t c, uint32_t nwin, uint32_t CH,
@@ -30,8 +36,8 @@ extern "C" __global__ void cuzk_msm_scan_apply(uint32_t* hist, uint32_t c, uint3
 }
 
 extern "C" __global__ void cuzk_msm_scatter(const fr_t* scalars, uint32_t n, uint32_t c, uint32_t nwin,
-                                            uint32_t* cursor, uint32_t* sorted_idx) {
-    msm_scatter_thread(GID(), scalars, n, c, nwin, cursor, sorted_idx);
+                                            uint32_t shared, uint32_t* cursor, uint32_t* sorted_idx) {
+    msm_scatter_thread(GID(), scalars, n, c, nwin, shared, cursor, sorted_idx);
 }
 
 #define CUZK_ACCUMULATE_ARGS                                                                                      \

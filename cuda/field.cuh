@@ -279,6 +279,22 @@ struct alignas(16) Fe {
         return *this * one_int;
     }
 
+    // a^(m-2) = 1/a for a != 0 (Fermat; 0 for a = 0), square-and-multiply from the top bit
+    // of m - 2: about 1.5 products per bit. For inverses that are rare or shared by a batch
+    // (the MSM's window points, cuda/msm.cuh), not for a hot loop.
+    HD Fe inverse() const {
+        uint32_t e[N];
+        e[0] = sub_cc(P::mod(0), 2u);
+        _Pragma("unroll") for (int i = 1; i < N; i++) e[i] = subc_cc(P::mod(i), 0u);
+        Fe r = one();
+        for (int i = N - 1; i >= 0; i--)
+            for (int b = 31; b >= 0; b--) {
+                r = r.sqr();
+                if ((e[i] >> b) & 1) r = r * *this;
+            }
+        return r;
+    }
+
     // a^e for a small public exponent (bits of e, low first), used for twiddles and inverses.
     HD Fe pow_u32(uint32_t e) const {
         Fe r = one(), b = *this;

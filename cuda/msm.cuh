@@ -18,6 +18,12 @@
 //  6. bucket_reduce: running sums over K segments of m buckets per window.
 //  7. tree_reduce: adjacent segments merged pairwise (log2 K levels) -> one point per window.
 //  The host combines the windows: sum_w 2^(c*w) * W_w.
+//
+// With window points (0. window_points: point w*n + i is 2^(c*w) * P_i, built once per
+// resident SRS section) every window shares one set of B buckets: digit d of window w of
+// scalar i puts entry w*n + i into bucket |d|. Stages 4-7 then run over one "window" of
+// nwin*n entries, and the host adds nothing: the same additions into buckets, but one bucket
+// reduction instead of nwin, so larger windows (fewer of them) pay.
 #pragma once
 #include "g1.cuh"
 #include "g2.cuh"
@@ -138,9 +144,63 @@ HD uint32_t cuzk_signed_digit(const fr_t& s, uint32_t w, uint32_t c, uint32_t& c
     return d;
 }
 
+// Maximum windows of window points (c >= 16): each thread of stage 0 keeps its point's nwin
+// multiples for one shared inversion.
+#define CUZK_WINDOW_POINTS_MAX 16
+
+// 0. one thread per point: out[w*n + i] = 2^(c*w) * pts[i] (affine, blst's layout, the
+// infinity as (0, 0)) for w < nwin. The nwin multiples are c doublings apart; their affine
+// forms share one inversion (Montgomery's trick over the ZZZ coordinates: x = X/ZZ with
+// 1/ZZ = (ZZ/ZZZ)^2, y = Y/ZZZ), so a point costs one Fermat inversion plus ~10 products a
+// doubling.
+template <class F>
+HD void msm_window_points_thread(uint32_t i, const affine_t<F>* pts, uint32_t n, uint32_t c, uint32_t nwin,
+                                 affine_t<F>* out) {
+    if (i >= n || nwin > CUZK_WINDOW_POINTS_MAX) return;
+    const affine_t<F> p = pts[i];
+    if (p.is_inf()) {
+        for (uint32_t w = 0; w < nwin; w++) out[(size_t)w * n + i] = p;
+        return;
+    }
+    xyzz_t<F> m[CUZK_WINDOW_POINTS_MAX];
+    F prefix[CUZK_WINDOW_POINTS_MAX];  // prefix[w] = ZZZ_0 * ... * ZZZ_w (1 for the infinity)
+    xyzz_t<F> q = xyzz_t<F>::from_affine(p);
+    F acc = F::one();
+    for (uint32_t w = 0; w < nwin; w++) {
+        m[w] = q;
+        if (!q.is_inf()) acc = acc * q.ZZZ;
+        prefix[w] = acc;
+        if (w + 1 < nwin)
+            for (uint32_t k = 0; k < c; k++) q = q.dbl();
+    }
+    F inv = acc.inverse();  // 1 / prefix[nwin - 1]
+    for (int w = (int)nwin - 1; w >= 0; w--) {
+        affine_t<F> a;
+        if (m[w].is_inf()) {
+            a.x = F::zero();
+            a.y = F::zero();
+        } else {
+            const F inv_zzz = w > 0 ? inv * prefix[w - 1] : inv;
+            inv = inv * m[w].ZZZ;
+            const F inv_z = m[w].ZZ * inv_zzz;
+            a.x = m[w].X * inv_z.sqr();
+            a.y = m[w].Y * inv_zzz;
+        }
+        out[(size_t)w * n + i] = a;
+    }
+}
+
+// Where window w's digits of point i go: its own histogram row and sorted list, or with
+// window points (`shared` != 0) row 0 and list 0 for every window, as entry w*n + i.
+struct msm_window_slot {
+    uint32_t row, entry, list;  // row: histogram row; entry: the point index stored; list: sorted list
+    HD msm_window_slot(uint32_t shared, uint32_t w, uint32_t n, uint32_t i)
+        : row(shared ? 0 : w), entry(shared ? w * n + i : i), list(shared ? 0 : w) {}
+};
+
 // 1. one thread per scalar
-HD void msm_scalars_hist_thread(uint32_t i, fr_t* scalars, uint32_t n, uint32_t c, uint32_t nwin,
-                                uint32_t* hist /* nwin x (B+1) */) {
+HD void msm_scalars_hist_thread(uint32_t i, fr_t* scalars, uint32_t n, uint32_t c, uint32_t nwin, uint32_t shared,
+                                uint32_t* hist /* nwin (1 if shared) x (B+1) */) {
     if (i >= n) return;
     fr_t s = scalars[i].from_mont();
     scalars[i] = s;
@@ -149,7 +209,7 @@ HD void msm_scalars_hist_thread(uint32_t i, fr_t* scalars, uint32_t n, uint32_t 
         bool neg;
         uint32_t b = cuzk_signed_digit(s, w, c, carry, neg);
         if (b == 0) continue;
-        const uint32_t slot = w * stride + b;
+        const uint32_t slot = msm_window_slot(shared, w, n, i).row * stride + b;
         if (b <= CUZK_SMALL_DIGIT) cuzk_count_grouped(&hist[slot], slot);
         else cuzk_atomic_add(&hist[slot], 1);
     }
@@ -216,7 +276,7 @@ HD void msm_scan_apply_thread(uint32_t gid, uint32_t* hist, uint32_t c, uint32_t
 // b's run (msm_bucket_at). A second array of bucket ids was as many random writes again
 // (4 bytes x nwin x n: 872 MB at 2^24 points). (Issuing 16 windows' increments before
 // using the first position did not help: 2^24 sort 17.6 -> 18.6 ms on an H200.)
-HD void msm_scatter_thread(uint32_t i, const fr_t* scalars, uint32_t n, uint32_t c, uint32_t nwin,
+HD void msm_scatter_thread(uint32_t i, const fr_t* scalars, uint32_t n, uint32_t c, uint32_t nwin, uint32_t shared,
                            uint32_t* cursor, uint32_t* sorted_idx) {
     if (i >= n) return;
     fr_t s = scalars[i];
@@ -225,10 +285,11 @@ HD void msm_scatter_thread(uint32_t i, const fr_t* scalars, uint32_t n, uint32_t
         bool neg;
         uint32_t b = cuzk_signed_digit(s, w, c, carry, neg);
         if (b == 0) continue;
-        const uint32_t slot = w * stride + b;
+        const msm_window_slot ws(shared, w, n, i);
+        const uint32_t slot = ws.row * stride + b;
         const uint32_t pos =
             b <= CUZK_SMALL_DIGIT ? cuzk_atomic_inc_grouped(&cursor[slot], slot) : cuzk_atomic_add(&cursor[slot], 1);
-        sorted_idx[(size_t)w * n + pos] = i | (neg ? 0x80000000u : 0);
+        sorted_idx[(size_t)ws.list * n + pos] = ws.entry | (neg ? 0x80000000u : 0);
     }
 }
 

@@ -33,6 +33,12 @@ export CUZK_CUDA_ARCHS="${CUZK_CUDA_ARCHS:-90}"
 export CUZK_REQUIRE_CUDA=1
 export CARGO_TARGET_DIR="$repo/target/device"
 
+# The build script's run is shared by every checkout that builds into target/device (its
+# rerun-if-changed=cuda is resolved against whichever checkout builds next and compared with the
+# last run's time), so kernels compiled from a --commit worktree could be embedded in a later
+# build of the working tree whose cuda/ edits are older than that run. A fresh build.rs mtime
+# makes every build compile its own cuda/.
+touch build.rs
 tests=(gpu_msm gpu_msm_g2 gpu_ntt gpu_density gpu_r1cs gpu_prove gpu_memory gpu_processes filecoin_post filecoin_porep)
 args=()
 for t in "${tests[@]}"; do args+=(--test "$t"); done

@@ -35,6 +35,10 @@
 #                                      bad inputs) of N jobs (default 1000) on every GPU
 #   scripts/device-suite.sh kernels    gpu_bench: the NTT with each tile build (radix 4, radix 8)
 #                                      at 2^20..2^27 and the G1 MSM at 2^24, 2^26
+#   scripts/device-suite.sh windowed [LOGS] [BITS]
+#                                      gpu_bench windowed: the G1 MSM over window points for
+#                                      window sizes BITS (default 20,22,23,24) beside the plain
+#                                      MSM over the same resident points, at LOGS (default 24)
 #   scripts/device-suite.sh ntt-peer [LOGS]
 #                                      cuzk's NTT (gpu_bench ntt) and sppark's (sppark_ntt,
 #                                      peer/sppark_ntt/build.sh's, in .devbin-sppark/) at LOGS
@@ -235,6 +239,14 @@ PY
         done
         echo "== gpu_bench msm --msm-logs 24,26 --runs 3"
         "$bin/gpu_bench" msm --msm-logs 24,26 --runs 3 2>&1 | tee "$out/msm.log"
+        ;;
+    windowed)
+        logs=24 bits=20,22,23,24
+        case "${1:-}" in [0-9]*) logs="$1" && shift ;; esac
+        case "${1:-}" in [0-9]*) bits="$1" && shift ;; esac
+        echo "== gpu_bench windowed --msm-logs $logs --window-bits $bits --runs 5"
+        "$bin/gpu_bench" windowed --msm-logs "$logs" --window-bits "$bits" --runs 5 2>&1 |
+            tee "$out/windowed.log"
         ;;
     ntt-peer)
         logs=24,26,27

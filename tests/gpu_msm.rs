@@ -162,3 +162,58 @@ fn gpu_msm_resident_points() {
         .is_err());
     println!("ok resident");
 }
+
+#[test]
+fn gpu_msm_window_points() {
+    let Some(mut ctx) = gpu() else { return };
+    // Window points expanded on the device from a sub-range of resident points; MSMs over
+    // them (every window in one bucket set) against the CPU, for every supported window
+    // size's edge and the scalars that stress one bucket.
+    let n = (1 << 14) + 5;
+    let mut points = random_points(n + 9, 950);
+    plant_special_points(&mut points);
+    let on_device = ctx.upload_g1_points(&points).expect("upload");
+    let section = &points[9..9 + n];
+    let rand = random_scalars(n, 951);
+    for c in [16u32, 20, 22, 24] {
+        let wp = ctx
+            .g1_window_points(&on_device, 9, n, c)
+            .unwrap_or_else(|e| panic!("window points c = {c}: {e}"));
+        assert_eq!((wp.len(), wp.window_bits()), (n, c));
+        assert_eq!(wp.device_bytes(), 256usize.div_ceil(c as usize) * n * 96);
+        let cases: Vec<(&str, Vec<Scalar>)> = vec![
+            ("random", rand.clone()),
+            ("ones", vec![Scalar::ONE; n]),
+            ("r-1", vec![-Scalar::ONE; n]),
+            (
+                "mixed",
+                (0..n)
+                    .map(|i| match i % 4 {
+                        0 => Scalar::ZERO,
+                        1 => Scalar::ONE,
+                        _ => rand[i],
+                    })
+                    .collect(),
+            ),
+        ];
+        for (what, scalars) in cases {
+            let (got, t) = ctx
+                .msm_g1_windowed(&wp, &scalars)
+                .unwrap_or_else(|e| panic!("{what}, c = {c}: {e}"));
+            assert_eq!(t.window_bits, c);
+            assert_eq!(
+                got.to_affine(),
+                cuzk::cpu::msm::msm_g1(section, &scalars).to_affine(),
+                "windowed MSM ({what}, c = {c}) differs from the CPU"
+            );
+        }
+        assert!(ctx.msm_g1_windowed(&wp, &rand[1..]).is_err());
+    }
+    // Window sizes outside the supported range and ranges past the points are refused.
+    for c in [15u32, 25] {
+        assert!(ctx.g1_window_points(&on_device, 0, n, c).is_err());
+    }
+    assert!(ctx.g1_window_points(&on_device, 10, n, 20).is_err());
+    assert!(ctx.g1_window_points(&on_device, 0, 0, 20).is_err());
+    println!("ok window points");
+}

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <type_traits>
 #include <utility>
 #include <vector>
 #include "../msm.cuh"
@@ -20,21 +21,8 @@ template <class F> static void print(const char* what, const F& a) {
     printf("\n");
 }
 
-static fp_t fp_inv(const fp_t& a) {
-    // p - 2, little-endian 32-bit words
-    static const uint32_t e[12] = {0xffffaaa9, 0xb9feffff, 0xb153ffff, 0x1eabfffe, 0xf6b0f624, 0x6730d2a0,
-                                   0xf38512bf, 0x64774b84, 0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};
-    fp_t r = fp_t::one();
-    for (int i = 11; i >= 0; i--)
-        for (int b = 31; b >= 0; b--) {
-            r = r.sqr();
-            if ((e[i] >> b) & 1) r = r * a;
-        }
-    return r;
-}
-
 static fp2_t fp2_inv(const fp2_t& a) {
-    fp_t t = fp_inv(a.c0.sqr() + a.c1.sqr());
+    fp_t t = (a.c0.sqr() + a.c1.sqr()).inverse();
     fp2_t r;
     r.c0 = a.c0 * t;
     r.c1 = (a.c1 * t).neg();
@@ -45,7 +33,7 @@ static bool read_fp2(FILE* f, fp2_t& a) { return read_fe(f, a.c0.v, 12) && read_
 static bool eq2(const fp2_t& a, const fp2_t& b) { return a.c0.eq(b.c0) && a.c1.eq(b.c1); }
 static fp_t canon(const fp_t& a) { return a.from_mont(); }
 static fp2_t canon(const fp2_t& a) { fp2_t r; r.c0 = a.c0.from_mont(); r.c1 = a.c1.from_mont(); return r; }
-static fp_t inv(const fp_t& a) { return fp_inv(a); }
+static fp_t inv(const fp_t& a) { return a.inverse(); }
 static fp2_t inv(const fp2_t& a) { return fp2_inv(a); }
 static bool same(const fp_t& a, const fp_t& b) { return a.eq(b); }
 static bool same(const fp2_t& a, const fp2_t& b) { return eq2(a, b); }
@@ -61,20 +49,34 @@ static void scan_emulated(std::vector<uint32_t>& hist, uint32_t c, uint32_t nwin
     for (uint32_t g = 0; g < nwin * nch; g++) msm_scan_apply_thread(g, hist.data(), c, nwin, CH, chunk_sums.data());
 }
 
+// With `windowed` (G1 only) the points are expanded into window points first (stage 0) and
+// every window shares one bucket set, as src/gpu/msm.rs runs an MSM over window points.
 template <class F>
 static xyzz_t<F> msm_emulated(const std::vector<affine_t<F>>& pts, std::vector<fr_t> sc, uint32_t c, uint32_t L, uint32_t Kmax,
-                              uint32_t CH) {
+                              uint32_t CH, bool windowed = false) {
     uint32_t n = pts.size();
     uint32_t nwin = (256 + c - 1) / c, B = 1u << (c - 1), stride = B + 1;
-    uint32_t T = (n + L - 1) / L;
+    // The accumulation's view: `sets` sorted lists (windows, or one shared) of `per_set` entries.
+    uint32_t sets = windowed ? 1 : nwin, per_set = windowed ? nwin * n : n;
+    uint32_t T = (per_set + L - 1) / L;
     uint32_t K = B < Kmax ? B : Kmax;
-    std::vector<uint32_t> hist(nwin * stride, 0), totals(nwin), sidx(nwin * n), pbkt(nwin * 2 * T);
-    std::vector<xyzz_t<F>> buckets(nwin * B, xyzz_t<F>::inf()), pieces(nwin * 2 * T), tot(nwin * K), acc(nwin * K), out(nwin);
-    for (uint32_t i = 0; i < n; i++) msm_scalars_hist_thread(i, sc.data(), n, c, nwin, hist.data());
-    scan_emulated(hist, c, nwin, CH, totals);
-    for (uint32_t i = 0; i < n; i++) msm_scatter_thread(i, sc.data(), n, c, nwin, hist.data(), sidx.data());
+    std::vector<affine_t<F>> wpts;
+    if constexpr (std::is_same<F, fp_t>::value) {
+        if (windowed) {
+            wpts.resize((size_t)nwin * n);
+            for (uint32_t i = 0; i < n; i++) msm_window_points_thread(i, pts.data(), n, c, nwin, wpts.data());
+        }
+    }
+    const affine_t<F>* points = windowed ? wpts.data() : pts.data();
+    std::vector<uint32_t> hist(sets * stride, 0), totals(sets), sidx(nwin * n), pbkt(sets * 2 * T);
+    std::vector<xyzz_t<F>> buckets(sets * B, xyzz_t<F>::inf()), pieces(sets * 2 * T), tot(sets * K), acc(sets * K), out(sets);
+    for (uint32_t i = 0; i < n; i++) msm_scalars_hist_thread(i, sc.data(), n, c, nwin, windowed, hist.data());
+    scan_emulated(hist, c, sets, CH, totals);
+    for (uint32_t i = 0; i < n; i++) msm_scatter_thread(i, sc.data(), n, c, nwin, windowed, hist.data(), sidx.data());
+    nwin = sets;  // stages 4-7 see only the bucket sets
+    n = per_set;
     for (uint32_t g = 0; g < nwin * T; g++)
-        msm_accumulate_thread(g, pts.data(), sidx.data(), hist.data(), totals.data(), n, nwin, L, T, B, buckets.data(), pieces.data(), pbkt.data());
+        msm_accumulate_thread(g, points, sidx.data(), hist.data(), totals.data(), n, nwin, L, T, B, buckets.data(), pieces.data(), pbkt.data());
     {
         // The same level loop as src/gpu/msm.rs, with G = L + 3 to vary the chunking.
         const uint32_t G = L + 3;  // G >= 4, or a level need not shrink (2*ceil(S/G) < S)
@@ -99,7 +101,7 @@ static xyzz_t<F> msm_emulated(const std::vector<affine_t<F>>& pts, std::vector<f
     for (uint32_t l = 0; (K >> (l + 1)) >= 1; l++)
         for (uint32_t g = 0; g < nwin * (K >> (l + 1)); g++)
             msm_tree_reduce_thread(g, tot.data(), acc.data(), nwin, K, log_m, l, out.data());
-    xyzz_t<F> r = out[nwin - 1];
+    xyzz_t<F> r = out[nwin - 1];  // window points: the one set's sum is the result
     for (int w = nwin - 2; w >= 0; w--) {
         for (uint32_t k = 0; k < c; k++) r = r.dbl();
         r.add(out[w]);
@@ -137,10 +139,10 @@ static bool scan_matches(const std::vector<uint32_t>& hist0, uint32_t c, uint32_
 static bool sort_matches(std::vector<fr_t> sc, uint32_t c, uint32_t CH) {
     uint32_t n = sc.size(), nwin = (256 + c - 1) / c, stride = (1u << (c - 1)) + 1;
     std::vector<uint32_t> hist((size_t)nwin * stride, 0), totals(nwin), sidx((size_t)nwin * n);
-    for (uint32_t i = 0; i < n; i++) msm_scalars_hist_thread(i, sc.data(), n, c, nwin, hist.data());
+    for (uint32_t i = 0; i < n; i++) msm_scalars_hist_thread(i, sc.data(), n, c, nwin, 0, hist.data());
     if (!scan_matches(hist, c, CH)) return false;
     scan_emulated(hist, c, nwin, CH, totals);
-    for (uint32_t i = 0; i < n; i++) msm_scatter_thread(i, sc.data(), n, c, nwin, hist.data(), sidx.data());
+    for (uint32_t i = 0; i < n; i++) msm_scatter_thread(i, sc.data(), n, c, nwin, 0, hist.data(), sidx.data());
     // The sorted lists by definition: each window's non-zero digits, stably sorted by bucket
     // (the serial scatter here visits the scalars in index order).
     std::vector<uint32_t> want_idx((size_t)nwin * n), want_bkt((size_t)nwin * n), count(nwin, 0);
@@ -189,6 +191,31 @@ static bool msm_matches(const xyzz_t<F>& r, const F& wx, const F& wy) {
         gy = canon(r.Y * inv(r.ZZZ));
     }
     return same(gx, wx) && same(gy, wy);
+}
+
+// Stage 0 against its definition: window point w*n + i is pts[i] doubled c*w times, in affine
+// form (the infinity as (0, 0)).
+static bool window_points_match(const std::vector<g1_affine_t>& pts, uint32_t c) {
+    uint32_t n = pts.size(), nwin = (256 + c - 1) / c;
+    std::vector<g1_affine_t> out((size_t)nwin * n);
+    for (uint32_t i = 0; i < n; i++) msm_window_points_thread(i, pts.data(), n, c, nwin, out.data());
+    for (uint32_t i = 0; i < n; i++) {
+        g1_xyzz_t q = g1_xyzz_t::from_affine(pts[i]);
+        for (uint32_t w = 0; w < nwin; w++) {
+            const g1_affine_t& got = out[(size_t)w * n + i];
+            fp_t wx = fp_t::zero(), wy = fp_t::zero();
+            if (!q.is_inf()) {
+                wx = q.X * inv(q.ZZ);
+                wy = q.Y * inv(q.ZZZ);
+            }
+            if (!got.x.eq(wx) || !got.y.eq(wy)) {
+                printf("window points c=%u: point %u window %u wrong\n", c, i, w);
+                return false;
+            }
+            for (uint32_t k = 0; k < c; k++) q = q.dbl();
+        }
+    }
+    return true;
 }
 
 int main(int argc, char** argv) {
@@ -252,6 +279,21 @@ int main(int argc, char** argv) {
             if (!msm_matches(msm_emulated(pts, sc, pr[0], pr[1], pr[2], pr[3]), wx, wy)) {
                 fails++;
                 printf("msm case %d (n=%d, c=%u, L=%u, K=%u, CH=%u) wrong\n", cs, n, pr[0], pr[1], pr[2], pr[3]);
+            }
+        }
+        // Window points (stage 0 on its own, then whole MSMs over them with one bucket set);
+        // window points need c >= 16 (at most CUZK_WINDOW_POINTS_MAX windows).
+        checks++;
+        if (!window_points_match(pts, 16 + cs % 3)) {
+            fails++;
+            printf("window points case %d wrong\n", cs);
+        }
+        const uint32_t windowed_params[][4] = {{16, 7, 4096, 256}, {16, 64, 256, 1}, {17, 5, 64, 1000}, {18, 33, 1024, 7}};
+        for (auto& pr : windowed_params) {
+            checks++;
+            if (!msm_matches(msm_emulated(pts, sc, pr[0], pr[1], pr[2], pr[3], true), wx, wy)) {
+                fails++;
+                printf("windowed msm case %d (n=%d, c=%u, L=%u, K=%u, CH=%u) wrong\n", cs, n, pr[0], pr[1], pr[2], pr[3]);
             }
         }
         // Windows above 16 (up to CUZK_MSM_WINDOW's cap of 20) through the sort only.

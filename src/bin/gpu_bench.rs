@@ -8,6 +8,10 @@
 //! times the G1 MSM (points resident) under each configuration of the MSM's tuning variables
 //! in one process, on the same inputs, and checks every configuration's result against the
 //! first one's.
+//! `gpu_bench windowed --msm-logs 24 --window-bits 20,22,24` times the G1 MSM over window
+//! points (every window's digits in one bucket set) for each window size, next to the MSM
+//! over the same points resident as they are, on the same scalars, and checks the results
+//! equal.
 //! Prints the median of N timed runs after one warm-up run for each size. Inputs are random;
 //! the first MSM of each size is also checked against the CPU backend (sizes <= 2^20). The
 //! G2 MSM (B_g2) is timed next to the CPU backend's in the same process.
@@ -194,6 +198,12 @@ fn main() {
     // The library reads no tuning from the environment; the bench takes its overrides there.
     ctx.set_msm_tuning(MsmTuning::from_env());
     ctx.set_ntt_tuning(gpu::NttTuning::from_env());
+
+    if what == "windowed" {
+        let bits = logs(opt("--window-bits"), &[20, 22, 24]);
+        windowed(&mut ctx, &msm_logs, &bits, runs);
+        return;
+    }
 
     if what == "sweep" {
         let configs = opt("--configs").map(String::as_str).unwrap_or("default");
@@ -423,6 +433,81 @@ fn sweep(ctx: &mut GpuContext, msm_logs: &[u32], configs: &str, runs: usize) {
             );
         }
         ctx.set_msm_tuning(MsmTuning::default());
+        drop(on_device);
+        ctx.release_scratch();
+    }
+}
+
+/// The G1 MSM over window points for each window size in `bits`, next to the plain MSM over
+/// the same resident points (random scalars, the same for both; results compared).
+fn windowed(ctx: &mut GpuContext, msm_logs: &[u32], bits: &[u32], runs: usize) {
+    println!("\nG1 MSM over window points, random scalars (median of {runs} after 1 warm-up; ms)");
+    println!(
+        "{:>5} {:>3} {:>9} {:>8} {:>9} {:>7} {:>8} {:>9} {:>8} {:>7}  points",
+        "log n", "c", "total", "sort", "accum", "merge", "reduce", "kernels", "build", "GB"
+    );
+    for &lg in msm_logs {
+        let n = 1usize << lg;
+        let p = points(n);
+        let s = scalars(n, lg as u64);
+        let on_device = ctx.upload_g1_points(&p).expect("upload points");
+        drop(p);
+        let (want, _) = ctx.msm_g1_resident(&on_device, 0, &s).expect("msm");
+        let row = |c: u32, ts: &[MsmTimings], build_ms: f32, gb: f64, what: &str| {
+            let m = |f: fn(&MsmTimings) -> f32| median(ts.iter().map(f).collect());
+            println!(
+                "{:>5} {:>3} {:>9.2} {:>8.2} {:>9.2} {:>7.2} {:>8.2} {:>9.2} {:>8.1} {:>7.2}  {what}",
+                lg,
+                c,
+                m(|t| t.total_ms),
+                m(|t| t.sort_ms),
+                m(|t| t.accumulate_ms),
+                m(|t| t.merge_ms),
+                m(|t| t.reduce_ms),
+                m(|t| t.sort_ms + t.accumulate_ms + t.merge_ms + t.reduce_ms),
+                build_ms,
+                gb,
+            );
+        };
+        let ts: Vec<MsmTimings> = (0..runs)
+            .map(|_| ctx.msm_g1_resident(&on_device, 0, &s).expect("msm").1)
+            .collect();
+        let gb = on_device.device_bytes() as f64 / 1e9;
+        row(
+            ts[0].window_bits,
+            &ts,
+            0.0,
+            gb,
+            "resident (per-window buckets)",
+        );
+        for &c in bits {
+            let tb = Instant::now();
+            let wp = match ctx.g1_window_points(&on_device, 0, n, c) {
+                Ok(wp) => wp,
+                Err(e) => {
+                    println!("{lg:>5} {c:>3} skipped: {e}");
+                    continue;
+                }
+            };
+            let build_ms = tb.elapsed().as_secs_f32() * 1e3;
+            let (got, _) = ctx.msm_g1_windowed(&wp, &s).expect("windowed msm");
+            assert_eq!(
+                got, want,
+                "2^{lg}: the MSM over window points (c = {c}) differs"
+            );
+            let ts: Vec<MsmTimings> = (0..runs)
+                .map(|_| ctx.msm_g1_windowed(&wp, &s).expect("windowed msm").1)
+                .collect();
+            row(
+                c,
+                &ts,
+                build_ms,
+                wp.device_bytes() as f64 / 1e9,
+                "window points",
+            );
+            drop(wp);
+            ctx.release_scratch();
+        }
         drop(on_device);
         ctx.release_scratch();
     }

@@ -7,7 +7,7 @@
 //! go); what it cannot check, that every pointer covers what the kernel touches, each
 //! wrapper's caller vouches for, which is why they stay `unsafe`.
 
-use blstrs::Scalar;
+use blstrs::{G1Affine, Scalar};
 
 use super::driver::{Args, DevPtr, GpuContext, Grid, Kernel};
 use super::msm::DeviceCurve;
@@ -52,17 +52,44 @@ pub(crate) fn scan_chunks(c: u32, chunk: u32) -> u32 {
 }
 
 impl GpuContext {
-    /// `cuzk_msm_scalars_hist(fr_t* scalars, u32 n, u32 c, u32 nwin, u32* hist)`: one thread
-    /// per scalar; Montgomery → canonical in place, digit histogram per window.
+    /// `cuzk_msm_window_points(const g1_affine_t* pts, u32 n, u32 c, u32 nwin,
+    /// g1_affine_t* out)`: one thread per point; out[w·n + i] = 2^(c·w)·pts[i].
+    pub(crate) unsafe fn msm_window_points(
+        &self,
+        pts: DevPtr<G1Affine>,
+        n: u32,
+        c: u32,
+        nwin: u32,
+        out: DevPtr<G1Affine>,
+    ) -> Result<(), GpuError> {
+        let args = Args::new().arg(pts).arg(n).arg(c).arg(nwin).arg(out);
+        self.launch(
+            Kernel::MsmWindowPoints,
+            threads(n as u64, EC_BLOCK),
+            0,
+            args,
+        )
+    }
+
+    /// `cuzk_msm_scalars_hist(fr_t* scalars, u32 n, u32 c, u32 nwin, u32 shared, u32* hist)`:
+    /// one thread per scalar; Montgomery → canonical in place, digit histogram per window
+    /// (`shared`: one histogram for every window, over window points).
     pub(crate) unsafe fn msm_scalars_hist(
         &self,
         scalars: DevPtr<Scalar>,
         n: u32,
         c: u32,
         nwin: u32,
+        shared: bool,
         hist: DevPtr<u32>,
     ) -> Result<(), GpuError> {
-        let args = Args::new().arg(scalars).arg(n).arg(c).arg(nwin).arg(hist);
+        let args = Args::new()
+            .arg(scalars)
+            .arg(n)
+            .arg(c)
+            .arg(nwin)
+            .arg(shared as u32)
+            .arg(hist);
         self.launch(Kernel::MsmScalarsHist, threads(n as u64, BLOCK), 0, args)
     }
 
@@ -130,14 +157,17 @@ impl GpuContext {
         self.launch(Kernel::MsmScanApply, grid, 0, args)
     }
 
-    /// `cuzk_msm_scatter(const fr_t* scalars, u32 n, u32 c, u32 nwin, u32* cursor,
-    /// u32* sorted_idx)`: one thread per scalar.
+    /// `cuzk_msm_scatter(const fr_t* scalars, u32 n, u32 c, u32 nwin, u32 shared,
+    /// u32* cursor, u32* sorted_idx)`: one thread per scalar (`shared`: one sorted list of
+    /// window-point entries w·n + i).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn msm_scatter(
         &self,
         scalars: DevPtr<Scalar>,
         n: u32,
         c: u32,
         nwin: u32,
+        shared: bool,
         cursor: DevPtr<u32>,
         sorted_idx: DevPtr<u32>,
     ) -> Result<(), GpuError> {
@@ -146,6 +176,7 @@ impl GpuContext {
             .arg(n)
             .arg(c)
             .arg(nwin)
+            .arg(shared as u32)
             .arg(cursor)
             .arg(sorted_idx);
         self.launch(Kernel::MsmScatter, threads(n as u64, BLOCK), 0, args)

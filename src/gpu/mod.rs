@@ -24,7 +24,10 @@ pub use crate::groth16::CsrMatrix;
 pub use error::GpuError;
 pub use memory::MemoryInfo;
 pub use start::GpuStart;
-pub use types::{DeviceInfo, KernelTime, MsmTimings, MsmTuning, NttKind, NttTimings, NttTuning};
+pub use types::{
+    DeviceInfo, KernelTime, MsmTimings, MsmTuning, NttKind, NttTimings, NttTuning,
+    WINDOW_POINTS_BITS,
+};
 
 #[cfg(cuzk_cuda_kernels)]
 mod driver;
@@ -48,6 +51,8 @@ pub use driver::{discover, memory_info, DeviceG1Points, DeviceG2Points, DevicePo
 #[cfg(cuzk_cuda_kernels)]
 pub use gather::DeviceScalars;
 #[cfg(cuzk_cuda_kernels)]
+pub use msm::DeviceG1WindowPoints;
+#[cfg(cuzk_cuda_kernels)]
 pub use r1cs::DeviceR1cs;
 #[cfg(cuzk_cuda_kernels)]
 use stage::{StagedInputs, Stager};
@@ -56,7 +61,8 @@ use stage::{StagedInputs, Stager};
 mod stub;
 #[cfg(not(cuzk_cuda_kernels))]
 pub use stub::{
-    discover, memory_info, DeviceG1Points, DeviceG2Points, DeviceR1cs, DeviceScalars, GpuContext,
+    discover, memory_info, DeviceG1Points, DeviceG1WindowPoints, DeviceG2Points, DeviceR1cs,
+    DeviceScalars, GpuContext,
 };
 #[cfg(not(cuzk_cuda_kernels))]
 use stub::{StagedInputs, Stager};

@@ -14,7 +14,7 @@ use super::driver::{
     DevPtr, DeviceG1Points, DeviceG2Points, DevicePoints, GpuContext, Kernel, Scratch,
 };
 use super::kernels::scan_chunks;
-use super::{GpuError, MsmTimings, MsmTuning};
+use super::{GpuError, MsmTimings, MsmTuning, WINDOW_POINTS_BITS};
 
 const _: () = assert!(
     std::mem::size_of::<G1Affine>() == 96,
@@ -114,9 +114,12 @@ fn slice_len(n: usize, tuning: &MsmTuning) -> u32 {
     tuning.slice.unwrap_or(default).clamp(1, 4096)
 }
 /// Histogram entries per scan chunk: a window's 2^(c-1) + 1 entries are scanned as
-/// ceil((2^(c-1) + 1) / SCAN_CHUNK) chunks in parallel; one thread per window then scans only
-/// the chunk sums (2049 of them at c = 20).
-const SCAN_CHUNK: u32 = 256;
+/// ceil((2^(c-1) + 1) / chunk) chunks in parallel; one thread per window then scans only the
+/// chunk sums. 256 up to c = 20 (2049 chunk sums); the larger windows of window points keep
+/// the chunk sums at about 2049 with longer chunks, since that one thread's walk is serial.
+fn scan_chunk(c: u32) -> u32 {
+    256u32.max(1 << (c - 1).saturating_sub(11))
+}
 /// Piece slots one merge thread walks per level (>= 4 so that every level shrinks).
 const MERGE_CHUNK: u32 = 32;
 /// Aim for this many bucket-reduction threads over all windows (each then runs over
@@ -147,6 +150,40 @@ fn window_bits(n: usize, tuning: &MsmTuning) -> u32 {
     }
 }
 
+/// G1 points expanded for one window size c (stage 0 of `cuda/msm.cuh`): for every window w,
+/// 2^(c·w) times each point, so that an MSM over them ([`GpuContext::msm_g1_windowed`])
+/// adds every window's digits into one set of buckets and reduces that set once. It holds
+/// nwin = ⌈256/c⌉ times the points' memory (2^24 points at c = 22: 12 × 1.6 GB). Drop it
+/// before the `GpuContext` it came from.
+#[derive(Debug)]
+pub struct DeviceG1WindowPoints {
+    points: DevicePoints<G1Affine>,
+    n: usize,
+    c: u32,
+}
+
+impl DeviceG1WindowPoints {
+    /// The number of scalars an MSM over them takes (the points expanded).
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Whether there are no points.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// The window size c they were built for.
+    pub fn window_bits(&self) -> u32 {
+        self.c
+    }
+
+    /// Device memory held, in bytes.
+    pub fn device_bytes(&self) -> usize {
+        self.points.device_bytes()
+    }
+}
+
 /// Where an MSM's points are.
 #[derive(Clone, Copy)]
 pub(super) enum Points<'a, A> {
@@ -154,6 +191,8 @@ pub(super) enum Points<'a, A> {
     Host(&'a [A]),
     /// Already on the device, at this address.
     Device(DevPtr<A>),
+    /// Window points for windows of c bits ([`DeviceG1WindowPoints`]): nwin·n points.
+    Windowed { points: DevPtr<A>, c: u32 },
 }
 
 /// Where an MSM's scalars are.
@@ -172,27 +211,48 @@ struct Plan {
     n: u32,
     c: u32,
     nwin: u32,
+    /// Whether every window shares one bucket set (window points).
+    shared: bool,
+    /// Bucket sets and sorted lists: nwin, or 1 with window points.
+    sets: u32,
+    /// Sorted entries a set can hold: n, or nwin·n with window points.
+    per_set: u32,
     buckets: u32,
     slice: u32,
+    /// Accumulation slices per set.
     slices: u32,
+    /// Bucket-reduction segments per set.
     segments: u32,
+    scan_chunk: u32,
 }
 
 impl Plan {
-    fn new(n: usize, tuning: &MsmTuning) -> Plan {
-        let c = window_bits(n, tuning);
+    /// `window_points`: the window size the points were expanded for, if they were.
+    fn new(n: usize, window_points: Option<u32>, tuning: &MsmTuning) -> Plan {
+        let c = window_points.unwrap_or_else(|| window_bits(n, tuning));
         let nwin = 256u32.div_ceil(c);
+        let shared = window_points.is_some();
+        let (sets, per_set) = if shared {
+            (1, nwin * n as u32)
+        } else {
+            (nwin, n as u32)
+        };
         let buckets = 1u32 << (c - 1);
-        let want = (reduce_threads(tuning) / nwin).max(2);
+        let want = (reduce_threads(tuning) / sets).max(2);
         let segments = (1u32 << (31 - want.leading_zeros())).min(buckets).max(2);
+        let slice = slice_len(n, tuning);
         Plan {
             n: n as u32,
             c,
             nwin,
+            shared,
+            sets,
+            per_set,
             buckets,
-            slice: slice_len(n, tuning),
-            slices: (n as u32).div_ceil(slice_len(n, tuning)),
+            slice,
+            slices: per_set.div_ceil(slice),
             segments,
+            scan_chunk: scan_chunk(c),
         }
     }
 }
@@ -261,6 +321,96 @@ impl GpuContext {
         scalars: &[Scalar],
     ) -> Result<(G2Projective, MsmTimings), GpuError> {
         self.msm_resident::<G2>(points, start, scalars)
+    }
+
+    /// Expands `points[start..start + len]` into window points for windows of `c` bits
+    /// ([`WINDOW_POINTS_BITS`]), on the device: nwin = ⌈256/c⌉ times their memory.
+    pub fn g1_window_points(
+        &mut self,
+        points: &DeviceG1Points,
+        start: usize,
+        len: usize,
+        c: u32,
+    ) -> Result<DeviceG1WindowPoints, GpuError> {
+        if points.context() != self.cu_ctx() {
+            return Err(GpuError::InvalidArgument(
+                "g1_window_points: points live on another device".into(),
+            ));
+        }
+        if start
+            .checked_add(len)
+            .map_or(true, |end| end > points.len())
+        {
+            return Err(GpuError::InvalidArgument(format!(
+                "g1_window_points: points {start}..{} out of the {} on the device",
+                start.saturating_add(len),
+                points.len()
+            )));
+        }
+        if len == 0 {
+            return Err(GpuError::InvalidArgument(
+                "g1_window_points: no points".into(),
+            ));
+        }
+        if !WINDOW_POINTS_BITS.contains(&c) {
+            return Err(GpuError::InvalidArgument(format!(
+                "g1_window_points: window of {c} bits, not {WINDOW_POINTS_BITS:?}"
+            )));
+        }
+        let nwin = 256u32.div_ceil(c) as usize;
+        // A sorted entry is a window point's index with the digit's sign in bit 31.
+        if len.saturating_mul(nwin) >= 1 << 31 {
+            return Err(GpuError::InvalidArgument(format!(
+                "g1_window_points: {nwin} windows of {len} points is over 2^31 - 1"
+            )));
+        }
+        self.bind()?;
+        let buf = self.alloc(nwin * len * std::mem::size_of::<G1Affine>())?;
+        // SAFETY: the source covers points[start..start + len] (checked above) and `buf`
+        // holds nwin·len points, what the kernel writes.
+        unsafe {
+            self.msm_window_points(
+                points.device_ptr().add(start),
+                len as u32,
+                c,
+                nwin as u32,
+                buf.ptr(),
+            )?;
+        }
+        self.sync()?;
+        Ok(DeviceG1WindowPoints {
+            points: DevicePoints::new(buf, nwin * len, self.cu_ctx()),
+            n: len,
+            c,
+        })
+    }
+
+    /// Σ scalars[i]·P_i over the points `points` was expanded from; `scalars` must number
+    /// [`DeviceG1WindowPoints::len`].
+    pub fn msm_g1_windowed(
+        &mut self,
+        points: &DeviceG1WindowPoints,
+        scalars: &[Scalar],
+    ) -> Result<(G1Projective, MsmTimings), GpuError> {
+        if points.points.context() != self.cu_ctx() {
+            return Err(GpuError::InvalidArgument(
+                "msm_g1_windowed: points live on another device".into(),
+            ));
+        }
+        if scalars.len() != points.n {
+            return Err(GpuError::InvalidArgument(format!(
+                "msm_g1_windowed: {} scalars for window points of {}",
+                scalars.len(),
+                points.n
+            )));
+        }
+        self.msm_inner::<G1>(
+            Points::Windowed {
+                points: points.points.device_ptr(),
+                c: points.c,
+            },
+            Scalars::Host(scalars),
+        )
     }
 
     fn msm_host<C: DeviceCurve>(
@@ -347,45 +497,58 @@ impl GpuContext {
             return Ok((C::Projective::identity(), MsmTimings::default()));
         }
         self.bind()?;
-        let p = Plan::new(len, &self.msm_tuning);
+        let window_points = match points {
+            Points::Windowed { c, .. } => Some(c),
+            _ => None,
+        };
+        let p = Plan::new(len, window_points, &self.msm_tuning);
         let n = p.n as usize;
-        let (nwin, nb, t2) = (p.nwin as usize, p.buckets as usize, 2 * p.slices as usize);
-        let hist_len = nwin * (nb + 1);
+        // Stages 2 and 4-7 run over `sets` bucket sets (windows, or one shared).
+        let (nwin, sets, nb) = (p.nwin as usize, p.sets as usize, p.buckets as usize);
+        let t2 = 2 * p.slices as usize;
+        let hist_len = sets * (nb + 1);
 
         let d_points = match points {
             Points::Host(_) => self.scratch(Scratch::MsmPoints, n)?,
-            Points::Device(ptr) => ptr,
+            Points::Device(ptr) | Points::Windowed { points: ptr, .. } => ptr,
         };
         let d_scalars = self.msm_scalar_scratch(n)?;
         let d_hist = self.scratch::<u32>(Scratch::MsmHistogram, hist_len)?;
-        let d_totals = self.scratch::<u32>(Scratch::MsmTotals, nwin)?;
-        let chunks = scan_chunks(p.c, SCAN_CHUNK) as usize;
-        let d_scan = self.scratch::<u32>(Scratch::MsmScanChunks, nwin * chunks)?;
+        let d_totals = self.scratch::<u32>(Scratch::MsmTotals, sets)?;
+        let chunks = scan_chunks(p.c, p.scan_chunk) as usize;
+        let d_scan = self.scratch::<u32>(Scratch::MsmScanChunks, sets * chunks)?;
         let d_sidx = self.scratch::<u32>(Scratch::MsmSortedIndices, nwin * n)?;
-        let d_buckets = self.scratch::<C::Xyzz>(Scratch::MsmBuckets, nwin * nb)?;
-        let d_pieces = self.scratch::<C::Xyzz>(Scratch::MsmPieces, nwin * t2)?;
-        let d_pbkt = self.scratch::<u32>(Scratch::MsmPieceBuckets, nwin * t2)?;
+        let d_buckets = self.scratch::<C::Xyzz>(Scratch::MsmBuckets, sets * nb)?;
+        let d_pieces = self.scratch::<C::Xyzz>(Scratch::MsmPieces, sets * t2)?;
+        let d_pbkt = self.scratch::<u32>(Scratch::MsmPieceBuckets, sets * t2)?;
         // The merge levels ping-pong between the pieces and these (level 1 writes at most
-        // 2*ceil(2T/G) slots per window, later levels fewer).
+        // 2*ceil(2T/G) slots per set, later levels fewer).
         let t2b = 2 * t2.div_ceil(MERGE_CHUNK as usize);
-        let d_pieces2 = self.scratch::<C::Xyzz>(Scratch::MsmPieces2, nwin * t2b)?;
-        let d_pbkt2 = self.scratch::<u32>(Scratch::MsmPieceBuckets2, nwin * t2b)?;
-        let segments = nwin * p.segments as usize;
+        let d_pieces2 = self.scratch::<C::Xyzz>(Scratch::MsmPieces2, sets * t2b)?;
+        let d_pbkt2 = self.scratch::<u32>(Scratch::MsmPieceBuckets2, sets * t2b)?;
+        let segments = sets * p.segments as usize;
         let d_tot = self.scratch::<C::Xyzz>(Scratch::MsmSegmentTotals, segments)?;
         let d_acc = self.scratch::<C::Xyzz>(Scratch::MsmSegmentSums, segments)?;
-        let d_out = self.scratch::<C::Xyzz>(Scratch::MsmWindowSums, nwin)?;
+        let d_out = self.scratch::<C::Xyzz>(Scratch::MsmWindowSums, sets)?;
 
         let e0 = self.mark()?;
         if let Points::Host(points) = points {
             self.upload_staged(d_points, points)?;
         }
         self.memset0(d_hist, hist_len)?;
-        self.memset0(d_buckets, nwin * nb)?;
+        self.memset0(d_buckets, sets * nb)?;
         // SAFETY (every launch below): the buffers were sized above for this plan's n, c,
-        // nwin, slices and segments, which are what the kernels index by.
+        // nwin, sets, slices and segments, which are what the kernels index by.
         // Stage 1 (Montgomery -> canonical, digit histogram) over scalars[first..first+count].
         let hist = |ctx: &GpuContext, first: usize, count: usize| unsafe {
-            ctx.msm_scalars_hist(d_scalars.add(first), count as u32, p.c, p.nwin, d_hist)
+            ctx.msm_scalars_hist(
+                d_scalars.add(first),
+                count as u32,
+                p.c,
+                p.nwin,
+                p.shared,
+                d_hist,
+            )
         };
         // Scalars from the host: each piece's histogram runs while the next piece is copied,
         // so `upload_ms` then includes stage 1 (2^24 scalars: 512 MB, 19 ms to copy).
@@ -399,16 +562,17 @@ impl GpuContext {
         }
         let e1 = self.mark()?;
         unsafe {
-            self.msm_scan_chunk_sums(d_hist, p.c, p.nwin, SCAN_CHUNK, d_scan)?;
-            self.msm_scan_chunk_offsets(d_scan, p.c, p.nwin, SCAN_CHUNK, d_totals)?;
-            self.msm_scan_apply(d_hist, p.c, p.nwin, SCAN_CHUNK, d_scan)?;
-            self.msm_scatter(d_scalars, p.n, p.c, p.nwin, d_hist, d_sidx)?;
+            self.msm_scan_chunk_sums(d_hist, p.c, p.sets, p.scan_chunk, d_scan)?;
+            self.msm_scan_chunk_offsets(d_scan, p.c, p.sets, p.scan_chunk, d_totals)?;
+            self.msm_scan_apply(d_hist, p.c, p.sets, p.scan_chunk, d_scan)?;
+            self.msm_scatter(d_scalars, p.n, p.c, p.nwin, p.shared, d_hist, d_sidx)?;
         }
         let e2 = self.mark()?;
         unsafe {
             self.msm_accumulate::<C>(
                 d_points, d_sidx, d_hist, // the cursors: where each bucket's run ends
-                d_totals, p.n, p.nwin, p.slice, p.slices, p.buckets, d_buckets, d_pieces, d_pbkt,
+                d_totals, p.per_set, p.sets, p.slice, p.slices, p.buckets, d_buckets, d_pieces,
+                d_pbkt,
             )?;
         }
         let e2b = self.mark()?;
@@ -421,7 +585,7 @@ impl GpuContext {
                     in_pb,
                     slots,
                     MERGE_CHUNK,
-                    p.nwin,
+                    p.sets,
                     p.buckets,
                     out_pc,
                     out_pb,
@@ -438,16 +602,18 @@ impl GpuContext {
         }
         let e3 = self.mark()?;
         unsafe {
-            self.msm_bucket_reduce::<C>(d_buckets, p.nwin, p.buckets, p.segments, d_tot, d_acc)?;
+            self.msm_bucket_reduce::<C>(d_buckets, p.sets, p.buckets, p.segments, d_tot, d_acc)?;
             let log_m = (p.buckets / p.segments).trailing_zeros();
             let mut l = 0u32;
             while p.segments >> (l + 1) >= 1 {
-                self.msm_tree_reduce::<C>(d_tot, d_acc, p.nwin, p.segments, log_m, l, d_out)?;
+                self.msm_tree_reduce::<C>(d_tot, d_acc, p.sets, p.segments, log_m, l, d_out)?;
                 l += 1;
             }
         }
         let e4 = self.mark()?;
-        let mut windows = vec![0u64; nwin * C::XYZZ_BYTES / 8];
+        // One sum per set: with window points the one sum is the result (its Horner step
+        // below adds it to the identity).
+        let mut windows = vec![0u64; sets * C::XYZZ_BYTES / 8];
         self.download(&mut windows, d_out.cast::<u64>())?;
         let e5 = self.mark()?;
         self.sync()?;

@@ -61,6 +61,34 @@ impl DeviceG2Points {
     }
 }
 
+/// G1 window points on a device; cannot exist in a build without kernels.
+#[derive(Debug)]
+pub struct DeviceG1WindowPoints {
+    _private: (),
+}
+
+impl DeviceG1WindowPoints {
+    /// The number of scalars an MSM over them takes.
+    pub fn len(&self) -> usize {
+        0
+    }
+
+    /// Whether there are no points.
+    pub fn is_empty(&self) -> bool {
+        true
+    }
+
+    /// The window size they were built for.
+    pub fn window_bits(&self) -> u32 {
+        0
+    }
+
+    /// Device memory held, in bytes.
+    pub fn device_bytes(&self) -> usize {
+        0
+    }
+}
+
 /// Scalars on a device; cannot exist in a build without kernels.
 #[derive(Debug)]
 pub struct DeviceScalars {
@@ -171,6 +199,26 @@ impl GpuContext {
         &mut self,
         _points: &DeviceG1Points,
         _start: usize,
+        _scalars: &[Scalar],
+    ) -> Result<(G1Projective, MsmTimings), GpuError> {
+        Err(GpuError::NotCompiled)
+    }
+
+    /// Expands points on the device into window points.
+    pub fn g1_window_points(
+        &mut self,
+        _points: &DeviceG1Points,
+        _start: usize,
+        _len: usize,
+        _c: u32,
+    ) -> Result<DeviceG1WindowPoints, GpuError> {
+        Err(GpuError::NotCompiled)
+    }
+
+    /// MSM over window points.
+    pub fn msm_g1_windowed(
+        &mut self,
+        _points: &DeviceG1WindowPoints,
         _scalars: &[Scalar],
     ) -> Result<(G1Projective, MsmTimings), GpuError> {
         Err(GpuError::NotCompiled)

@@ -174,6 +174,10 @@ impl NttGeometry {
     }
 }
 
+/// Window sizes c that window points (`GpuContext::g1_window_points`) support: at most 16
+/// windows (`CUZK_WINDOW_POINTS_MAX` in cuda/msm.cuh), at most 2^23 buckets.
+pub const WINDOW_POINTS_BITS: std::ops::RangeInclusive<u32> = 16..=24;
+
 /// Overrides of the MSM's size-derived parameters, for benchmarking (`gpu_bench sweep`);
 /// `None` keeps the default tuned for the size. A context starts with none and takes the value
 /// it is given (`GpuContext::set_msm_tuning`); the library never reads the environment for it

@@ -13,6 +13,7 @@ use crate::gpu::GpuError;
 /// Every kernel in the fatbin (`cuda/*.cu`); each context looks them all up once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Kernel {
+    MsmWindowPoints,
     MsmScalarsHist,
     MsmScanChunkSums,
     MsmScanChunkOffsets,
@@ -39,7 +40,8 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// Every kernel, in declaration order (a kernel's index is its place here).
-    pub(crate) const ALL: [Kernel; 22] = [
+    pub(crate) const ALL: [Kernel; 23] = [
+        Kernel::MsmWindowPoints,
         Kernel::MsmScalarsHist,
         Kernel::MsmScanChunkSums,
         Kernel::MsmScanChunkOffsets,
@@ -76,6 +78,7 @@ impl Kernel {
     /// The `extern "C"` symbol in the fatbin.
     pub(crate) fn symbol(self) -> &'static CStr {
         match self {
+            Kernel::MsmWindowPoints => c"cuzk_msm_window_points",
             Kernel::MsmScalarsHist => c"cuzk_msm_scalars_hist",
             Kernel::MsmScanChunkSums => c"cuzk_msm_scan_chunk_sums",
             Kernel::MsmScanChunkOffsets => c"cuzk_msm_scan_chunk_offsets",

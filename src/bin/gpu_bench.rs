@@ -261,7 +261,7 @@ fn main() {
                 m(|t| t.reduce_ms),
                 m(|t| t.download_ms),
                 m(|t| t.host_ms),
-                m(|t| t.sort_ms + t.accumulate_ms + t.merge_ms + t.reduce_ms),
+                m(MsmTimings::kernels_ms),
             );
             // Points resident on the device (the SRS case): only scalars travel.
             let on_device = ctx.upload_g1_points(&p).expect("upload points");
@@ -322,7 +322,7 @@ fn main() {
                 m(|t| t.total_ms),
                 m(|t| t.upload_ms),
                 m(|t| t.accumulate_ms),
-                m(|t| t.sort_ms + t.accumulate_ms + t.merge_ms + t.reduce_ms),
+                m(MsmTimings::kernels_ms),
                 cpu,
                 cpu / m(|t| t.total_ms)
             );
@@ -429,7 +429,7 @@ fn sweep(ctx: &mut GpuContext, msm_logs: &[u32], configs: &str, runs: usize) {
                 m(|t| t.accumulate_ms),
                 m(|t| t.merge_ms),
                 m(|t| t.reduce_ms),
-                m(|t| t.sort_ms + t.accumulate_ms + t.merge_ms + t.reduce_ms),
+                m(MsmTimings::kernels_ms),
             );
         }
         ctx.set_msm_tuning(MsmTuning::default());
@@ -464,7 +464,7 @@ fn windowed(ctx: &mut GpuContext, msm_logs: &[u32], bits: &[u32], runs: usize) {
                 m(|t| t.accumulate_ms),
                 m(|t| t.merge_ms),
                 m(|t| t.reduce_ms),
-                m(|t| t.sort_ms + t.accumulate_ms + t.merge_ms + t.reduce_ms),
+                m(MsmTimings::kernels_ms),
                 build_ms,
                 gb,
             );

@@ -62,6 +62,14 @@ pub struct MsmTimings {
     pub window_bits: u32,
 }
 
+impl MsmTimings {
+    /// The device stages after the scalars are in: sort, accumulation, merge and reduction
+    /// (what `gpu_bench` prints as an MSM's kernels).
+    pub fn kernels_ms(&self) -> f32 {
+        self.sort_ms + self.accumulate_ms + self.merge_ms + self.reduce_ms
+    }
+}
+
 /// Where an NTT's time went, in milliseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct NttTimings {

@@ -35,9 +35,9 @@ extern "C" __global__ void cuzk_msm_scan_apply(uint32_t* hist, uint32_t c, uint3
     msm_scan_apply_thread(GID(), hist, c, nwin, CH, chunk_offsets);
 }
 
-extern "C" __global__ void cuzk_msm_scatter(const fr_t* scalars, uint32_t n, uint32_t c, uint32_t nwin,
+extern "C" __global__ void cuzk_msm_scatter(const fr_t* scalars, uint32_t n, uint32_t c, uint32_t w0, uint32_t w1,
                                             uint32_t shared, uint32_t* cursor, uint32_t* sorted_idx) {
-    msm_scatter_thread(GID(), scalars, n, c, nwin, shared, cursor, sorted_idx);
+    msm_scatter_thread(GID(), scalars, n, c, w0, w1, shared, cursor, sorted_idx);
 }
 
 #define CUZK_ACCUMULATE_ARGS                                                                                      \

@@ -276,15 +276,17 @@ HD void msm_scan_apply_thread(uint32_t gid, uint32_t* hist, uint32_t c, uint32_t
 // b's run (msm_bucket_at). A second array of bucket ids was as many random writes again
 // (4 bytes x nwin x n: 872 MB at 2^24 points). (Issuing 16 windows' increments before
 // using the first position did not help: 2^24 sort 17.6 -> 18.6 ms on an H200.)
-HD void msm_scatter_thread(uint32_t i, const fr_t* scalars, uint32_t n, uint32_t c, uint32_t nwin, uint32_t shared,
-                           uint32_t* cursor, uint32_t* sorted_idx) {
+// Windows [w0, w1) only: a launch per group of windows keeps fewer cursors and runs' cache
+// lines live at once; the digits below w0 are still walked for their carry.
+HD void msm_scatter_thread(uint32_t i, const fr_t* scalars, uint32_t n, uint32_t c, uint32_t w0, uint32_t w1,
+                           uint32_t shared, uint32_t* cursor, uint32_t* sorted_idx) {
     if (i >= n) return;
     fr_t s = scalars[i];
     uint32_t stride = (1u << (c - 1)) + 1, carry = 0;
-    for (uint32_t w = 0; w < nwin; w++) {
+    for (uint32_t w = 0; w < w1; w++) {
         bool neg;
         uint32_t b = cuzk_signed_digit(s, w, c, carry, neg);
-        if (b == 0) continue;
+        if (b == 0 || w < w0) continue;
         const msm_window_slot ws(shared, w, n, i);
         const uint32_t slot = ws.row * stride + b;
         const uint32_t pos =

@@ -72,7 +72,12 @@ static xyzz_t<F> msm_emulated(const std::vector<affine_t<F>>& pts, std::vector<f
     std::vector<xyzz_t<F>> buckets(sets * B, xyzz_t<F>::inf()), pieces(sets * 2 * T), tot(sets * K), acc(sets * K), out(sets);
     for (uint32_t i = 0; i < n; i++) msm_scalars_hist_thread(i, sc.data(), n, c, nwin, windowed, hist.data());
     scan_emulated(hist, c, sets, CH, totals);
-    for (uint32_t i = 0; i < n; i++) msm_scatter_thread(i, sc.data(), n, c, nwin, windowed, hist.data(), sidx.data());
+    // The scatter in one pass, or (odd CH, to vary it) one pass per window, as
+    // MsmTuning::scatter_windows splits it.
+    const uint32_t group = CH % 2 ? 1 : nwin;
+    for (uint32_t w0 = 0; w0 < nwin; w0 += group)
+        for (uint32_t i = 0; i < n; i++)
+            msm_scatter_thread(i, sc.data(), n, c, w0, std::min(w0 + group, nwin), windowed, hist.data(), sidx.data());
     nwin = sets;  // stages 4-7 see only the bucket sets
     n = per_set;
     for (uint32_t g = 0; g < nwin * T; g++)
@@ -142,7 +147,7 @@ static bool sort_matches(std::vector<fr_t> sc, uint32_t c, uint32_t CH) {
     for (uint32_t i = 0; i < n; i++) msm_scalars_hist_thread(i, sc.data(), n, c, nwin, 0, hist.data());
     if (!scan_matches(hist, c, CH)) return false;
     scan_emulated(hist, c, nwin, CH, totals);
-    for (uint32_t i = 0; i < n; i++) msm_scatter_thread(i, sc.data(), n, c, nwin, 0, hist.data(), sidx.data());
+    for (uint32_t i = 0; i < n; i++) msm_scatter_thread(i, sc.data(), n, c, 0, nwin, 0, hist.data(), sidx.data());
     // The sorted lists by definition: each window's non-zero digits, stably sorted by bucket
     // (the serial scatter here visits the scalars in index order).
     std::vector<uint32_t> want_idx((size_t)nwin * n), want_bkt((size_t)nwin * n), count(nwin, 0);

@@ -157,16 +157,16 @@ impl GpuContext {
         self.launch(Kernel::MsmScanApply, grid, 0, args)
     }
 
-    /// `cuzk_msm_scatter(const fr_t* scalars, u32 n, u32 c, u32 nwin, u32 shared,
-    /// u32* cursor, u32* sorted_idx)`: one thread per scalar (`shared`: one sorted list of
-    /// window-point entries w·n + i).
+    /// `cuzk_msm_scatter(const fr_t* scalars, u32 n, u32 c, u32 w0, u32 w1, u32 shared,
+    /// u32* cursor, u32* sorted_idx)`: one thread per scalar, windows `windows` only
+    /// (`shared`: one sorted list of window-point entries w·n + i).
     #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn msm_scatter(
         &self,
         scalars: DevPtr<Scalar>,
         n: u32,
         c: u32,
-        nwin: u32,
+        windows: std::ops::Range<u32>,
         shared: bool,
         cursor: DevPtr<u32>,
         sorted_idx: DevPtr<u32>,
@@ -175,7 +175,8 @@ impl GpuContext {
             .arg(scalars)
             .arg(n)
             .arg(c)
-            .arg(nwin)
+            .arg(windows.start)
+            .arg(windows.end)
             .arg(shared as u32)
             .arg(cursor)
             .arg(sorted_idx);

@@ -198,14 +198,18 @@ pub struct MsmTuning {
     pub slice: Option<u32>,
     /// Bucket-reduction threads over all windows, 2..=2^24 (`CUZK_MSM_REDUCE_THREADS`).
     pub reduce_threads: Option<u32>,
+    /// Windows per scatter launch, 1..=nwin (`CUZK_MSM_SCATTER_WINDOWS`); by default one
+    /// (all of them over window points).
+    pub scatter_windows: Option<u32>,
 }
 
 impl MsmTuning {
     /// The environment variables, in the order of the fields.
-    pub const VARS: [&'static str; 3] = [
+    pub const VARS: [&'static str; 4] = [
         "CUZK_MSM_WINDOW",
         "CUZK_MSM_SLICE",
         "CUZK_MSM_REDUCE_THREADS",
+        "CUZK_MSM_SCATTER_WINDOWS",
     ];
 
     /// The overrides the environment sets (unparsable values are ignored).
@@ -215,6 +219,7 @@ impl MsmTuning {
             window_bits: var(Self::VARS[0]),
             slice: var(Self::VARS[1]),
             reduce_threads: var(Self::VARS[2]),
+            scatter_windows: var(Self::VARS[3]),
         }
     }
 
@@ -233,6 +238,7 @@ impl MsmTuning {
                 Some(0) => t.window_bits = Some(v),
                 Some(1) => t.slice = Some(v),
                 Some(2) => t.reduce_threads = Some(v),
+                Some(3) => t.scatter_windows = Some(v),
                 _ => return Err(format!("{k} is not an MSM tuning variable")),
             }
         }
@@ -264,7 +270,8 @@ mod tests {
             Ok(MsmTuning {
                 window_bits: Some(18),
                 slice: Some(64),
-                reduce_threads: None
+                reduce_threads: None,
+                scatter_windows: None
             })
         );
         assert!(MsmTuning::parse("CUZK_MSM_WINDOWS=18").is_err());

@@ -15,9 +15,9 @@ extern "C" __global__ void __launch_bounds__(128)
     msm_window_points_thread(GID(), pts, n, c, nwin, out);
 }
 
-extern "C" __global__ void cuzk_msm_scalars_hist(fr_t* scalars, uint32_t n, uint32_t c, uint32_t nwin, uint32_t shared,
-                                                 uint32_t* hist) {
-    msm_scalars_hist_thread(GID(), scalars, n, c, nwin, shared, hist);
+extern "C" __global__ void cuzk_msm_scalars_hist(fr_t* scalars, uint32_t n, uint32_t c, uint32_t w0, uint32_t w1,
+                                                 uint32_t shared, uint32_t from_mont, uint32_t* hist) {
+    msm_scalars_hist_thread(GID(), scalars, n, c, w0, w1, shared, from_mont, hist);
 }
 
 extern "C" __global__ void cuzk_msm_scan_chunk_sums(const uint32_t* hist, uint32_t c, uint32_t nwin, uint32_t CH,
@@ -36,8 +36,9 @@ extern "C" __global__ void cuzk_msm_scan_apply(uint32_t* hist, uint32_t c, uint3
 }
 
 extern "C" __global__ void cuzk_msm_scatter(const fr_t* scalars, uint32_t n, uint32_t c, uint32_t w0, uint32_t w1,
-                                            uint32_t shared, uint32_t* cursor, uint32_t* sorted_idx) {
-    msm_scatter_thread(GID(), scalars, n, c, w0, w1, shared, cursor, sorted_idx);
+                                            uint32_t shared, const uint32_t* totals, uint32_t* cursor,
+                                            uint32_t* sorted_idx) {
+    msm_scatter_thread(GID(), scalars, n, c, w0, w1, shared, totals, cursor, sorted_idx);
 }
 
 #define CUZK_ACCUMULATE_ARGS                                                                                      \

@@ -217,3 +217,79 @@ fn gpu_msm_window_points() {
     assert!(ctx.g1_window_points(&on_device, 0, 0, 20).is_err());
     println!("ok window points");
 }
+
+#[test]
+fn gpu_msm_launch_splits_and_wide_windows() {
+    let Some(mut ctx) = gpu() else { return };
+    // The histogram and the scatter split into launches of a few windows (the scatter skips
+    // windows without entries: 0/1 scalars have digits in window 0 only) and windows up to
+    // MAX_WINDOW_BITS, each over scalars from the host and scalars already on the device.
+    use cuzk::gpu::{MsmTuning, MAX_WINDOW_BITS};
+    use cuzk::groth16::density::Selection;
+    let n = (1 << 14) + 5;
+    let mut points = random_points(n, 960);
+    plant_special_points(&mut points);
+    let on_device = ctx.upload_g1_points(&points).expect("upload");
+    let rand = random_scalars(n, 961);
+    let cases: Vec<(&str, Vec<Scalar>)> = vec![
+        ("random", rand.clone()),
+        (
+            "bits",
+            (0..n).map(|i| Scalar::from((i % 3 % 2) as u64)).collect(),
+        ),
+        (
+            "mixed",
+            (0..n)
+                .map(|i| match i % 4 {
+                    0 => Scalar::ZERO,
+                    1 => Scalar::ONE,
+                    _ => rand[i],
+                })
+                .collect(),
+        ),
+        ("r-1", vec![-Scalar::ONE; n]),
+    ];
+    let tunings = [
+        MsmTuning::default(),
+        MsmTuning {
+            hist_windows: Some(1),
+            scatter_windows: Some(1),
+            ..MsmTuning::default()
+        },
+        MsmTuning {
+            window_bits: Some(16),
+            hist_windows: Some(3),
+            scatter_windows: Some(5),
+            ..MsmTuning::default()
+        },
+        MsmTuning {
+            window_bits: Some(22),
+            hist_windows: Some(1),
+            ..MsmTuning::default()
+        },
+        MsmTuning {
+            window_bits: Some(MAX_WINDOW_BITS),
+            ..MsmTuning::default()
+        },
+    ];
+    for (what, scalars) in &cases {
+        let want = cuzk::cpu::msm::msm_g1(&points, scalars).to_affine();
+        let on_device_scalars = ctx.upload_scalars(scalars).expect("upload scalars");
+        for tuning in tunings {
+            ctx.set_msm_tuning(tuning);
+            let (host, t) = ctx
+                .msm_g1_resident(&on_device, 0, scalars)
+                .unwrap_or_else(|e| panic!("{what}, {tuning:?}: {e}"));
+            if let Some(c) = tuning.window_bits {
+                assert_eq!(t.window_bits, c);
+            }
+            assert_eq!(host.to_affine(), want, "{what}, host scalars, {tuning:?}");
+            let (dev, _) = ctx
+                .msm_g1_resident_device_scalars(&on_device, &[], &on_device_scalars, Selection::All)
+                .unwrap_or_else(|e| panic!("{what}, {tuning:?}: {e}"));
+            assert_eq!(dev.to_affine(), want, "{what}, device scalars, {tuning:?}");
+        }
+    }
+    ctx.set_msm_tuning(MsmTuning::default());
+    println!("ok launch splits and wide windows");
+}

@@ -72,6 +72,7 @@ case(base[:8] + [None, None], [rng.randrange(R) for _ in range(10)])   # infinit
 big = [base[i % 40] for i in range(300)]
 case(big, [rng.randrange(R) if i % 3 else 1 for i in range(300)])
 case(big, [R - 1 - (i % 2) for i in range(300)])
+case(big, [(i * 7) % 3 % 2 for i in range(300)])             # 0/1, as a Boolean witness: windows above 0 empty
 out.append(str(len(cases)))
 for pts, scs in cases:
     out.append(str(len(pts)))

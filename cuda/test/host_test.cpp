@@ -70,14 +70,18 @@ static xyzz_t<F> msm_emulated(const std::vector<affine_t<F>>& pts, std::vector<f
     const affine_t<F>* points = windowed ? wpts.data() : pts.data();
     std::vector<uint32_t> hist(sets * stride, 0), totals(sets), sidx(nwin * n), pbkt(sets * 2 * T);
     std::vector<xyzz_t<F>> buckets(sets * B, xyzz_t<F>::inf()), pieces(sets * 2 * T), tot(sets * K), acc(sets * K), out(sets);
-    for (uint32_t i = 0; i < n; i++) msm_scalars_hist_thread(i, sc.data(), n, c, nwin, windowed, hist.data());
-    scan_emulated(hist, c, sets, CH, totals);
-    // The scatter in one pass, or (odd CH, to vary it) one pass per window, as
-    // MsmTuning::scatter_windows splits it.
+    // The histogram and the scatter in one pass each, or (odd CH, to vary it) one pass per
+    // window, as MsmTuning::hist_windows and scatter_windows split them; only the first
+    // histogram pass converts the scalars from Montgomery form.
     const uint32_t group = CH % 2 ? 1 : nwin;
     for (uint32_t w0 = 0; w0 < nwin; w0 += group)
         for (uint32_t i = 0; i < n; i++)
-            msm_scatter_thread(i, sc.data(), n, c, w0, std::min(w0 + group, nwin), windowed, hist.data(), sidx.data());
+            msm_scalars_hist_thread(i, sc.data(), n, c, w0, std::min(w0 + group, nwin), windowed, w0 == 0, hist.data());
+    scan_emulated(hist, c, sets, CH, totals);
+    for (uint32_t w0 = 0; w0 < nwin; w0 += group)
+        for (uint32_t i = 0; i < n; i++)
+            msm_scatter_thread(i, sc.data(), n, c, w0, std::min(w0 + group, nwin), windowed, totals.data(), hist.data(),
+                               sidx.data());
     nwin = sets;  // stages 4-7 see only the bucket sets
     n = per_set;
     for (uint32_t g = 0; g < nwin * T; g++)
@@ -144,10 +148,11 @@ static bool scan_matches(const std::vector<uint32_t>& hist0, uint32_t c, uint32_
 static bool sort_matches(std::vector<fr_t> sc, uint32_t c, uint32_t CH) {
     uint32_t n = sc.size(), nwin = (256 + c - 1) / c, stride = (1u << (c - 1)) + 1;
     std::vector<uint32_t> hist((size_t)nwin * stride, 0), totals(nwin), sidx((size_t)nwin * n);
-    for (uint32_t i = 0; i < n; i++) msm_scalars_hist_thread(i, sc.data(), n, c, nwin, 0, hist.data());
+    for (uint32_t i = 0; i < n; i++) msm_scalars_hist_thread(i, sc.data(), n, c, 0, nwin, 0, 1, hist.data());
     if (!scan_matches(hist, c, CH)) return false;
     scan_emulated(hist, c, nwin, CH, totals);
-    for (uint32_t i = 0; i < n; i++) msm_scatter_thread(i, sc.data(), n, c, 0, nwin, 0, hist.data(), sidx.data());
+    for (uint32_t i = 0; i < n; i++)
+        msm_scatter_thread(i, sc.data(), n, c, 0, nwin, 0, totals.data(), hist.data(), sidx.data());
     // The sorted lists by definition: each window's non-zero digits, stably sorted by bucket
     // (the serial scatter here visits the scalars in index order).
     std::vector<uint32_t> want_idx((size_t)nwin * n), want_bkt((size_t)nwin * n), count(nwin, 0);
@@ -301,8 +306,8 @@ int main(int argc, char** argv) {
                 printf("windowed msm case %d (n=%d, c=%u, L=%u, K=%u, CH=%u) wrong\n", cs, n, pr[0], pr[1], pr[2], pr[3]);
             }
         }
-        // Windows above 16 (up to CUZK_MSM_WINDOW's cap of 20) through the sort only.
-        const uint32_t sort_params[][2] = {{17, 1}, {17, 256}, {18, 256}, {19, 1000}, {20, 256}, {20, 3}};
+        // Windows above 16 (up to MAX_WINDOW_BITS in src/gpu/types.rs) through the sort only.
+        const uint32_t sort_params[][2] = {{17, 1}, {17, 256}, {18, 256}, {19, 1000}, {20, 256}, {20, 3}, {22, 1024}};
         for (auto& pr : sort_params) {
             checks++;
             if (!sort_matches(sc, pr[0], pr[1])) {

@@ -7,7 +7,8 @@
 //! `gpu_bench sweep --msm-logs 22,24 --configs "default;CUZK_MSM_WINDOW=18,CUZK_MSM_SLICE=64"`
 //! times the G1 MSM (points resident) under each configuration of the MSM's tuning variables
 //! in one process, on the same inputs, and checks every configuration's result against the
-//! first one's.
+//! first one's; `--scalars` picks its scalars, and `--device-scalars` puts them on the device
+//! first (as the start phase's H MSM has them), so that the sort includes their histogram.
 //! `gpu_bench windowed --msm-logs 24 --window-bits 20,22,24` times the G1 MSM over window
 //! points (every window's digits in one bucket set) for each window size, next to the MSM
 //! over the same points resident as they are, on the same scalars, and checks the results
@@ -26,6 +27,7 @@ use rand_core::RngCore;
 use rayon::prelude::*;
 
 use cuzk::gpu::{self, GpuContext, MsmTimings, MsmTuning, NttKind, NttTimings};
+use cuzk::groth16::density::Selection;
 
 /// SplitMix64: a seeded generator for benchmark inputs (no dev-dependencies in a bin).
 struct SplitMix(u64);
@@ -207,7 +209,15 @@ fn main() {
 
     if what == "sweep" {
         let configs = opt("--configs").map(String::as_str).unwrap_or("default");
-        sweep(&mut ctx, &msm_logs, configs, runs);
+        let device_scalars = args.iter().any(|a| a == "--device-scalars");
+        sweep(
+            &mut ctx,
+            &msm_logs,
+            configs,
+            msm_scalars,
+            device_scalars,
+            runs,
+        );
         return;
     }
 
@@ -393,9 +403,22 @@ fn main() {
 }
 
 /// G1 MSM with resident points under each `;`-separated configuration (`VAR=value,...` or
-/// `default`), same inputs; every result is checked against the first configuration's.
-fn sweep(ctx: &mut GpuContext, msm_logs: &[u32], configs: &str, runs: usize) {
-    println!("\nG1 MSM sweep, points resident (median of {runs} after 1 warm-up; ms)");
+/// `default`), same inputs; every result is checked against the first configuration's. With
+/// `device_scalars` the scalars are on the device too (uploaded once, as the start phase's H
+/// MSM finds them), and the sort includes their digit histogram.
+fn sweep(
+    ctx: &mut GpuContext,
+    msm_logs: &[u32],
+    configs: &str,
+    set: ScalarSet,
+    device_scalars: bool,
+    runs: usize,
+) {
+    println!(
+        "\nG1 MSM sweep, points resident, scalars {}{} (median of {runs} after 1 warm-up; ms)",
+        set.name(),
+        if device_scalars { " on the device" } else { "" }
+    );
     println!(
         "{:>5} {:>3} {:>9} {:>8} {:>9} {:>7} {:>8} {:>9}  config",
         "log n", "c", "total", "sort", "accum", "merge", "reduce", "kernels"
@@ -403,12 +426,20 @@ fn sweep(ctx: &mut GpuContext, msm_logs: &[u32], configs: &str, runs: usize) {
     for &lg in msm_logs {
         let n = 1usize << lg;
         let p = points(n);
-        let s = scalars(n, lg as u64);
+        let s = scalar_set(n, lg as u64, set);
         let on_device = ctx.upload_g1_points(&p).expect("upload points");
+        drop(p);
+        let s_on_device = device_scalars.then(|| ctx.upload_scalars(&s).expect("upload scalars"));
+        let msm = |ctx: &mut GpuContext| match &s_on_device {
+            Some(d) => ctx
+                .msm_g1_resident_device_scalars(&on_device, &[], d, Selection::All)
+                .expect("msm"),
+            None => ctx.msm_g1_resident(&on_device, 0, &s).expect("msm"),
+        };
         let mut reference = None;
         for config in configs.split(';').map(str::trim).filter(|c| !c.is_empty()) {
             ctx.set_msm_tuning(MsmTuning::parse(config).unwrap_or_else(|e| panic!("{e}")));
-            let (r, _) = ctx.msm_g1_resident(&on_device, 0, &s).expect("msm");
+            let (r, _) = msm(ctx);
             match &reference {
                 None => reference = Some(r),
                 Some(want) => assert_eq!(
@@ -416,9 +447,7 @@ fn sweep(ctx: &mut GpuContext, msm_logs: &[u32], configs: &str, runs: usize) {
                     "2^{lg} under {config} differs from the first configuration"
                 ),
             }
-            let ts: Vec<MsmTimings> = (0..runs)
-                .map(|_| ctx.msm_g1_resident(&on_device, 0, &s).expect("msm").1)
-                .collect();
+            let ts: Vec<MsmTimings> = (0..runs).map(|_| msm(ctx).1).collect();
             let m = |f: fn(&MsmTimings) -> f32| median(ts.iter().map(f).collect());
             println!(
                 "{:>5} {:>3} {:>9.2} {:>8.2} {:>9.2} {:>7.2} {:>8.2} {:>9.2}  {config}",
@@ -433,6 +462,7 @@ fn sweep(ctx: &mut GpuContext, msm_logs: &[u32], configs: &str, runs: usize) {
             );
         }
         ctx.set_msm_tuning(MsmTuning::default());
+        drop(s_on_device);
         drop(on_device);
         ctx.release_scratch();
     }

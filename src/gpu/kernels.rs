@@ -71,24 +71,29 @@ impl GpuContext {
         )
     }
 
-    /// `cuzk_msm_scalars_hist(fr_t* scalars, u32 n, u32 c, u32 nwin, u32 shared, u32* hist)`:
-    /// one thread per scalar; Montgomery → canonical in place, digit histogram per window
-    /// (`shared`: one histogram for every window, over window points).
+    /// `cuzk_msm_scalars_hist(fr_t* scalars, u32 n, u32 c, u32 w0, u32 w1, u32 shared,
+    /// u32 from_mont, u32* hist)`: one thread per scalar; the digit histogram of windows
+    /// `windows` (`shared`: one histogram for every window, over window points), the scalars
+    /// made canonical in place first when `from_mont`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn msm_scalars_hist(
         &self,
         scalars: DevPtr<Scalar>,
         n: u32,
         c: u32,
-        nwin: u32,
+        windows: std::ops::Range<u32>,
         shared: bool,
+        from_mont: bool,
         hist: DevPtr<u32>,
     ) -> Result<(), GpuError> {
         let args = Args::new()
             .arg(scalars)
             .arg(n)
             .arg(c)
-            .arg(nwin)
+            .arg(windows.start)
+            .arg(windows.end)
             .arg(shared as u32)
+            .arg(from_mont as u32)
             .arg(hist);
         self.launch(Kernel::MsmScalarsHist, threads(n as u64, BLOCK), 0, args)
     }
@@ -158,8 +163,9 @@ impl GpuContext {
     }
 
     /// `cuzk_msm_scatter(const fr_t* scalars, u32 n, u32 c, u32 w0, u32 w1, u32 shared,
-    /// u32* cursor, u32* sorted_idx)`: one thread per scalar, windows `windows` only
-    /// (`shared`: one sorted list of window-point entries w·n + i).
+    /// const u32* totals, u32* cursor, u32* sorted_idx)`: one thread per scalar, windows
+    /// `windows` only (`shared`: one sorted list of window-point entries w·n + i); nothing
+    /// is read when those windows' `totals` are all 0.
     #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn msm_scatter(
         &self,
@@ -168,6 +174,7 @@ impl GpuContext {
         c: u32,
         windows: std::ops::Range<u32>,
         shared: bool,
+        totals: DevPtr<u32>,
         cursor: DevPtr<u32>,
         sorted_idx: DevPtr<u32>,
     ) -> Result<(), GpuError> {
@@ -178,6 +185,7 @@ impl GpuContext {
             .arg(windows.start)
             .arg(windows.end)
             .arg(shared as u32)
+            .arg(totals)
             .arg(cursor)
             .arg(sorted_idx);
         self.launch(Kernel::MsmScatter, threads(n as u64, BLOCK), 0, args)

@@ -25,7 +25,7 @@ pub use error::GpuError;
 pub use memory::MemoryInfo;
 pub use start::GpuStart;
 pub use types::{
-    DeviceInfo, KernelTime, MsmTimings, MsmTuning, NttKind, NttTimings, NttTuning,
+    DeviceInfo, KernelTime, MsmTimings, MsmTuning, NttKind, NttTimings, NttTuning, MAX_WINDOW_BITS,
     WINDOW_POINTS_BITS,
 };
 

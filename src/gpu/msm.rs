@@ -14,7 +14,7 @@ use super::driver::{
     DevPtr, DeviceG1Points, DeviceG2Points, DevicePoints, GpuContext, Kernel, Scratch,
 };
 use super::kernels::scan_chunks;
-use super::{GpuError, MsmTimings, MsmTuning, WINDOW_POINTS_BITS};
+use super::{GpuError, MsmTimings, MsmTuning, MAX_WINDOW_BITS, WINDOW_POINTS_BITS};
 
 const _: () = assert!(
     std::mem::size_of::<G1Affine>() == 96,
@@ -135,10 +135,10 @@ fn reduce_threads(tuning: &MsmTuning) -> u32 {
 /// for a bucket reduction of 29 ms instead of 8) and 2^26; smaller inputs use about
 /// log2(n) - 4. The switch to 20 sits between the two measured sizes (16 wins by 9 ms at
 /// 2^23, 20 by 9 ms at 2^24). `MsmTuning::window_bits` overrides it (for benchmarking), up to
-/// 20.
+/// [`MAX_WINDOW_BITS`].
 fn window_bits(n: usize, tuning: &MsmTuning) -> u32 {
     if let Some(c) = tuning.window_bits {
-        return c.clamp(4, 20);
+        return c.clamp(4, MAX_WINDOW_BITS);
     }
     let lg = usize::BITS - n.max(1).leading_zeros(); // floor(log2 n) + 1
     if lg <= 21 {
@@ -230,6 +230,9 @@ struct Plan {
     /// with 2 / 4 / 7); all of them over window points, whose one list the split only
     /// makes re-read the scalars (sort 10.0 → 12.0 ms).
     scatter_windows: u32,
+    /// Windows per histogram launch over scalars already on the device: all of them (one
+    /// launch) unless `MsmTuning::hist_windows` says otherwise.
+    hist_windows: u32,
 }
 
 impl Plan {
@@ -263,6 +266,7 @@ impl Plan {
                 .scatter_windows
                 .unwrap_or(if shared { nwin } else { 1 })
                 .clamp(1, nwin),
+            hist_windows: tuning.hist_windows.unwrap_or(nwin).clamp(1, nwin),
         }
     }
 }
@@ -549,28 +553,40 @@ impl GpuContext {
         self.memset0(d_buckets, sets * nb)?;
         // SAFETY (every launch below): the buffers were sized above for this plan's n, c,
         // nwin, sets, slices and segments, which are what the kernels index by.
-        // Stage 1 (Montgomery -> canonical, digit histogram) over scalars[first..first+count].
-        let hist = |ctx: &GpuContext, first: usize, count: usize| unsafe {
+        // Stage 1 (digit histogram) of windows `w` over scalars[first..first+count], the first
+        // launch over them turning them from Montgomery form to canonical.
+        let hist = |ctx: &GpuContext, first: usize, count: usize, w: std::ops::Range<u32>| unsafe {
             ctx.msm_scalars_hist(
                 d_scalars.add(first),
                 count as u32,
                 p.c,
-                p.nwin,
+                w.clone(),
                 p.shared,
+                w.start == 0,
                 d_hist,
             )
         };
         // Scalars from the host: each piece's histogram runs while the next piece is copied,
         // so `upload_ms` then includes stage 1 (2^24 scalars: 512 MB, 19 ms to copy).
-        match scalars {
+        // Scalars already on the device: stage 1 counts as part of the sort (`sort_ms`).
+        let e1 = match scalars {
             Scalars::Host(scalars) => {
                 self.upload_staged_then(d_scalars, scalars, &mut |ctx, first, count| {
-                    hist(ctx, first, count)
-                })?
+                    hist(ctx, first, count, 0..p.nwin)
+                })?;
+                self.mark()?
             }
-            Scalars::Scratch(_) => hist(self, 0, n)?,
-        }
-        let e1 = self.mark()?;
+            Scalars::Scratch(_) => {
+                let e1 = self.mark()?;
+                let mut w0 = 0;
+                while w0 < p.nwin {
+                    let w1 = (w0 + p.hist_windows).min(p.nwin);
+                    hist(self, 0, n, w0..w1)?;
+                    w0 = w1;
+                }
+                e1
+            }
+        };
         unsafe {
             self.msm_scan_chunk_sums(d_hist, p.c, p.sets, p.scan_chunk, d_scan)?;
             self.msm_scan_chunk_offsets(d_scan, p.c, p.sets, p.scan_chunk, d_totals)?;
@@ -578,7 +594,16 @@ impl GpuContext {
             let mut w0 = 0;
             while w0 < p.nwin {
                 let w1 = (w0 + p.scatter_windows).min(p.nwin);
-                self.msm_scatter(d_scalars, p.n, p.c, w0..w1, p.shared, d_hist, d_sidx)?;
+                self.msm_scatter(
+                    d_scalars,
+                    p.n,
+                    p.c,
+                    w0..w1,
+                    p.shared,
+                    d_totals,
+                    d_hist,
+                    d_sidx,
+                )?;
                 w0 = w1;
             }
         }

@@ -182,9 +182,13 @@ impl NttGeometry {
     }
 }
 
+/// The largest MSM window, in bits: 2^23 buckets a window (their histogram's scan keeps about
+/// 2049 chunk sums a window however large c is, `scan_chunk` in msm.rs).
+pub const MAX_WINDOW_BITS: u32 = 24;
+
 /// Window sizes c that window points (`GpuContext::g1_window_points`) support: at most 16
-/// windows (`CUZK_WINDOW_POINTS_MAX` in cuda/msm.cuh), at most 2^23 buckets.
-pub const WINDOW_POINTS_BITS: std::ops::RangeInclusive<u32> = 16..=24;
+/// windows (`CUZK_WINDOW_POINTS_MAX` in cuda/msm.cuh).
+pub const WINDOW_POINTS_BITS: std::ops::RangeInclusive<u32> = 16..=MAX_WINDOW_BITS;
 
 /// Overrides of the MSM's size-derived parameters, for benchmarking (`gpu_bench sweep`);
 /// `None` keeps the default tuned for the size. A context starts with none and takes the value
@@ -192,7 +196,7 @@ pub const WINDOW_POINTS_BITS: std::ops::RangeInclusive<u32> = 16..=24;
 /// (`gpu_bench` passes `MsmTuning::from_env()`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MsmTuning {
-    /// The window size c in bits, 4..=20 (`CUZK_MSM_WINDOW`).
+    /// The window size c in bits, 4..=[`MAX_WINDOW_BITS`] (`CUZK_MSM_WINDOW`).
     pub window_bits: Option<u32>,
     /// Sorted entries per accumulation thread, 1..=4096 (`CUZK_MSM_SLICE`).
     pub slice: Option<u32>,
@@ -201,15 +205,20 @@ pub struct MsmTuning {
     /// Windows per scatter launch, 1..=nwin (`CUZK_MSM_SCATTER_WINDOWS`); by default one
     /// (all of them over window points).
     pub scatter_windows: Option<u32>,
+    /// Windows per histogram launch over scalars already on the device (the start phase's
+    /// H MSM), 1..=nwin (`CUZK_MSM_HIST_WINDOWS`); by default all of them. Scalars from the
+    /// host are counted piece by piece under their upload, every window at once.
+    pub hist_windows: Option<u32>,
 }
 
 impl MsmTuning {
     /// The environment variables, in the order of the fields.
-    pub const VARS: [&'static str; 4] = [
+    pub const VARS: [&'static str; 5] = [
         "CUZK_MSM_WINDOW",
         "CUZK_MSM_SLICE",
         "CUZK_MSM_REDUCE_THREADS",
         "CUZK_MSM_SCATTER_WINDOWS",
+        "CUZK_MSM_HIST_WINDOWS",
     ];
 
     /// The overrides the environment sets (unparsable values are ignored).
@@ -220,6 +229,7 @@ impl MsmTuning {
             slice: var(Self::VARS[1]),
             reduce_threads: var(Self::VARS[2]),
             scatter_windows: var(Self::VARS[3]),
+            hist_windows: var(Self::VARS[4]),
         }
     }
 
@@ -239,6 +249,7 @@ impl MsmTuning {
                 Some(1) => t.slice = Some(v),
                 Some(2) => t.reduce_threads = Some(v),
                 Some(3) => t.scatter_windows = Some(v),
+                Some(4) => t.hist_windows = Some(v),
                 _ => return Err(format!("{k} is not an MSM tuning variable")),
             }
         }
@@ -270,8 +281,15 @@ mod tests {
             Ok(MsmTuning {
                 window_bits: Some(18),
                 slice: Some(64),
-                reduce_threads: None,
-                scatter_windows: None
+                ..MsmTuning::default()
+            })
+        );
+        assert_eq!(
+            MsmTuning::parse("CUZK_MSM_HIST_WINDOWS=1,CUZK_MSM_SCATTER_WINDOWS=2"),
+            Ok(MsmTuning {
+                hist_windows: Some(1),
+                scatter_windows: Some(2),
+                ..MsmTuning::default()
             })
         );
         assert!(MsmTuning::parse("CUZK_MSM_WINDOWS=18").is_err());

@@ -36,9 +36,9 @@ extern "C" __global__ void cuzk_msm_scan_apply(uint32_t* hist, uint32_t c, uint3
 }
 
 extern "C" __global__ void cuzk_msm_scatter(const fr_t* scalars, uint32_t n, uint32_t c, uint32_t w0, uint32_t w1,
-                                            uint32_t shared, const uint32_t* totals, uint32_t* cursor,
-                                            uint32_t* sorted_idx) {
-    msm_scatter_thread(GID(), scalars, n, c, w0, w1, shared, totals, cursor, sorted_idx);
+                                            uint32_t shared, const uint32_t* totals, uint32_t lo, uint32_t hi,
+                                            uint32_t* cursor, uint32_t* sorted_idx) {
+    msm_scatter_thread(GID(), scalars, n, c, w0, w1, shared, totals, lo, hi, cursor, sorted_idx);
 }
 
 #define CUZK_ACCUMULATE_ARGS                                                                                      \

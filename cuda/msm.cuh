@@ -281,23 +281,27 @@ HD void msm_scan_apply_thread(uint32_t gid, uint32_t* hist, uint32_t c, uint32_t
 // b's run (msm_bucket_at). A second array of bucket ids was as many random writes again
 // (4 bytes x nwin x n: 872 MB at 2^24 points). (Issuing 16 windows' increments before
 // using the first position did not help: 2^24 sort 17.6 -> 18.6 ms on an H200.)
-// Windows [w0, w1) only: a launch per group of windows keeps fewer cursors and runs' cache
-// lines live at once; the digits below w0 are still walked for their carry. A launch whose
-// windows have no entries (`totals`, stage 2) returns before reading a scalar: 0/1 scalars
-// have digits in window 0 only, and 12 launches that each read every scalar for nothing
-// took 2^24 bits from 7.2 to 10.5 ms on an H200.
+// Windows [w0, w1) whose entry count (`totals`, stage 2) is in [lo, hi) only: a launch per
+// window with many entries keeps fewer cursors and runs' cache lines live at once, while the
+// windows with few entries (a mostly 0/1 witness has its digits in window 0) share one launch,
+// since every launch reads every scalar; a launch with no such window returns before reading
+// one. The digits below w0 are still walked for their carry.
 HD void msm_scatter_thread(uint32_t i, const fr_t* scalars, uint32_t n, uint32_t c, uint32_t w0, uint32_t w1,
-                           uint32_t shared, const uint32_t* totals, uint32_t* cursor, uint32_t* sorted_idx) {
-    if (i >= n) return;
-    uint32_t entries = 0;
-    for (uint32_t w = w0; w < w1; w++) entries |= totals[shared ? 0 : w];
-    if (entries == 0) return;
+                           uint32_t shared, const uint32_t* totals, uint32_t lo, uint32_t hi, uint32_t* cursor,
+                           uint32_t* sorted_idx) {
+    if (i >= n || w1 - w0 > 64) return;
+    uint64_t mine = 0;  // bit w - w0: window w is this launch's
+    for (uint32_t w = w0; w < w1; w++) {
+        const uint32_t t = totals[shared ? 0 : w];
+        if (t != 0 && t >= lo && t < hi) mine |= 1ull << (w - w0);
+    }
+    if (mine == 0) return;
     fr_t s = scalars[i];
     uint32_t stride = (1u << (c - 1)) + 1, carry = 0;
     for (uint32_t w = 0; w < w1; w++) {
         bool neg;
         uint32_t b = cuzk_signed_digit(s, w, c, carry, neg);
-        if (b == 0 || w < w0) continue;
+        if (b == 0 || w < w0 || !((mine >> (w - w0)) & 1)) continue;
         const msm_window_slot ws(shared, w, n, i);
         const uint32_t slot = ws.row * stride + b;
         const uint32_t pos =

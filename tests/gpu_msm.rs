@@ -221,9 +221,10 @@ fn gpu_msm_window_points() {
 #[test]
 fn gpu_msm_launch_splits_and_wide_windows() {
     let Some(mut ctx) = gpu() else { return };
-    // The histogram and the scatter split into launches of a few windows (the scatter skips
-    // windows without entries: 0/1 scalars have digits in window 0 only) and windows up to
-    // MAX_WINDOW_BITS, each over scalars from the host and scalars already on the device.
+    // The histogram and the scatter split into launches of a few windows, the scatter's
+    // launches by each window's entries (0/1 scalars have digits in window 0 only, the mixed
+    // ones few above it), and windows up to MAX_WINDOW_BITS, each over scalars from the host
+    // and scalars already on the device.
     use cuzk::gpu::{MsmTuning, MAX_WINDOW_BITS};
     use cuzk::groth16::density::Selection;
     let n = (1 << 14) + 5;
@@ -244,6 +245,17 @@ fn gpu_msm_launch_splits_and_wide_windows() {
                     0 => Scalar::ZERO,
                     1 => Scalar::ONE,
                     _ => rand[i],
+                })
+                .collect(),
+        ),
+        (
+            // a PoRep witness's shape: windows above 0 hold n/32 entries, below the default
+            // n/8 of a scatter launch of their own
+            "sparse",
+            (0..n)
+                .map(|i| match i % 32 {
+                    0 => rand[i],
+                    _ => Scalar::from((i % 2) as u64),
                 })
                 .collect(),
         ),
@@ -269,6 +281,16 @@ fn gpu_msm_launch_splits_and_wide_windows() {
         },
         MsmTuning {
             window_bits: Some(MAX_WINDOW_BITS),
+            ..MsmTuning::default()
+        },
+        // Every window with any entries alone, then (n / 1 entries) most of them together.
+        MsmTuning {
+            scatter_alone: Some(1 << 20),
+            ..MsmTuning::default()
+        },
+        MsmTuning {
+            window_bits: Some(13),
+            scatter_alone: Some(1),
             ..MsmTuning::default()
         },
     ];

@@ -72,16 +72,25 @@ static xyzz_t<F> msm_emulated(const std::vector<affine_t<F>>& pts, std::vector<f
     std::vector<xyzz_t<F>> buckets(sets * B, xyzz_t<F>::inf()), pieces(sets * 2 * T), tot(sets * K), acc(sets * K), out(sets);
     // The histogram and the scatter in one pass each, or (odd CH, to vary it) one pass per
     // window, as MsmTuning::hist_windows and scatter_windows split them; only the first
-    // histogram pass converts the scalars from Montgomery form.
+    // histogram pass converts the scalars from Montgomery form. With CH a multiple of 4 the
+    // scatter goes by density, as src/gpu/msm.rs runs it by default: a pass per window with
+    // at least n/8 entries, then one pass over the windows with fewer.
     const uint32_t group = CH % 2 ? 1 : nwin;
     for (uint32_t w0 = 0; w0 < nwin; w0 += group)
         for (uint32_t i = 0; i < n; i++)
             msm_scalars_hist_thread(i, sc.data(), n, c, w0, std::min(w0 + group, nwin), windowed, w0 == 0, hist.data());
     scan_emulated(hist, c, sets, CH, totals);
-    for (uint32_t w0 = 0; w0 < nwin; w0 += group)
+    auto scatter = [&](uint32_t w0, uint32_t w1, uint32_t lo, uint32_t hi) {
         for (uint32_t i = 0; i < n; i++)
-            msm_scatter_thread(i, sc.data(), n, c, w0, std::min(w0 + group, nwin), windowed, totals.data(), hist.data(),
-                               sidx.data());
+            msm_scatter_thread(i, sc.data(), n, c, w0, w1, windowed, totals.data(), lo, hi, hist.data(), sidx.data());
+    };
+    if (CH % 4 == 0) {
+        const uint32_t alone = std::max(1u, n / 8);
+        for (uint32_t w = 0; w < nwin; w++) scatter(w, w + 1, alone, UINT32_MAX);
+        scatter(0, nwin, 0, alone);
+    } else {
+        for (uint32_t w0 = 0; w0 < nwin; w0 += group) scatter(w0, std::min(w0 + group, nwin), 0, UINT32_MAX);
+    }
     nwin = sets;  // stages 4-7 see only the bucket sets
     n = per_set;
     for (uint32_t g = 0; g < nwin * T; g++)
@@ -152,7 +161,7 @@ static bool sort_matches(std::vector<fr_t> sc, uint32_t c, uint32_t CH) {
     if (!scan_matches(hist, c, CH)) return false;
     scan_emulated(hist, c, nwin, CH, totals);
     for (uint32_t i = 0; i < n; i++)
-        msm_scatter_thread(i, sc.data(), n, c, 0, nwin, 0, totals.data(), hist.data(), sidx.data());
+        msm_scatter_thread(i, sc.data(), n, c, 0, nwin, 0, totals.data(), 0, UINT32_MAX, hist.data(), sidx.data());
     // The sorted lists by definition: each window's non-zero digits, stably sorted by bucket
     // (the serial scatter here visits the scalars in index order).
     std::vector<uint32_t> want_idx((size_t)nwin * n), want_bkt((size_t)nwin * n), count(nwin, 0);

@@ -163,9 +163,10 @@ impl GpuContext {
     }
 
     /// `cuzk_msm_scatter(const fr_t* scalars, u32 n, u32 c, u32 w0, u32 w1, u32 shared,
-    /// const u32* totals, u32* cursor, u32* sorted_idx)`: one thread per scalar, windows
-    /// `windows` only (`shared`: one sorted list of window-point entries w·n + i); nothing
-    /// is read when those windows' `totals` are all 0.
+    /// const u32* totals, u32 lo, u32 hi, u32* cursor, u32* sorted_idx)`: one thread per
+    /// scalar, the windows of `windows` with a non-zero entry count (`totals`) in `entries`
+    /// only (`shared`: one sorted list of window-point entries w·n + i); nothing is read
+    /// when there are none.
     #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn msm_scatter(
         &self,
@@ -175,6 +176,7 @@ impl GpuContext {
         windows: std::ops::Range<u32>,
         shared: bool,
         totals: DevPtr<u32>,
+        entries: std::ops::Range<u32>,
         cursor: DevPtr<u32>,
         sorted_idx: DevPtr<u32>,
     ) -> Result<(), GpuError> {
@@ -186,6 +188,8 @@ impl GpuContext {
             .arg(windows.end)
             .arg(shared as u32)
             .arg(totals)
+            .arg(entries.start)
+            .arg(entries.end)
             .arg(cursor)
             .arg(sorted_idx);
         self.launch(Kernel::MsmScatter, threads(n as u64, BLOCK), 0, args)

@@ -205,6 +205,29 @@ pub(super) enum Scalars<'a> {
     Scratch(usize),
 }
 
+/// How the scatter's launches take the windows. A window alone in a launch keeps only its
+/// cursors and the cache lines of its runs live (2^24 uniform scalars on an H200, c = 20:
+/// sort 18.3 ms with all 13 windows in one launch, 11.0 with one a launch, 12.2 / 13.5 / 14.9
+/// with 2 / 4 / 7), but every launch reads every scalar: for 0/1 scalars, whose digits are all
+/// in window 0, 13 launches took 10.5 ms of kernels against 7.2 in one, and a 32GiB PoRep
+/// partition's L, A and B MSMs (130M mostly 0/1 scalars) lost 54 ms between them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ScatterLaunches {
+    /// Groups of this many windows a launch, whatever their entries (window points: all of
+    /// them, since their one list gains nothing from a split and the scalars would be re-read:
+    /// sort 10.0 → 12.0 ms; or `MsmTuning::scatter_windows`).
+    Groups(u32),
+    /// A launch for each window with at least this many entries, then one launch for the
+    /// windows with fewer (the default of the per-window MSM).
+    ByEntries(u32),
+}
+
+/// A window with at least n / this many entries gets a scatter launch of its own
+/// (`MsmTuning::scatter_alone` overrides it). On an H200 at 2^24 the split gained 0.5 ms a
+/// window of n entries (uniform scalars) and 0.1 ms a window of n/4 (a quarter uniform), each
+/// launch's read of the scalars included.
+const SCATTER_ALONE: u32 = 8;
+
 /// The parameters of one MSM run.
 #[derive(Clone, Copy, Debug)]
 struct Plan {
@@ -224,12 +247,7 @@ struct Plan {
     /// Bucket-reduction segments per set.
     segments: u32,
     scan_chunk: u32,
-    /// Windows per scatter launch: one, so that only one window's cursors and the cache
-    /// lines of its runs are live at a time (2^24 uniform scalars on an H200, c = 20: sort
-    /// 18.3 ms with all 13 windows in one launch, 11.0 with one a launch, 12.2 / 13.5 / 14.9
-    /// with 2 / 4 / 7); all of them over window points, whose one list the split only
-    /// makes re-read the scalars (sort 10.0 → 12.0 ms).
-    scatter_windows: u32,
+    scatter: ScatterLaunches,
     /// Windows per histogram launch over scalars already on the device: all of them (one
     /// launch) unless `MsmTuning::hist_windows` says otherwise.
     hist_windows: u32,
@@ -262,10 +280,13 @@ impl Plan {
             slices: per_set.div_ceil(slice),
             segments,
             scan_chunk: scan_chunk(c),
-            scatter_windows: tuning
-                .scatter_windows
-                .unwrap_or(if shared { nwin } else { 1 })
-                .clamp(1, nwin),
+            scatter: match tuning.scatter_windows {
+                Some(g) => ScatterLaunches::Groups(g.clamp(1, nwin)),
+                None if shared => ScatterLaunches::Groups(nwin),
+                None => ScatterLaunches::ByEntries(
+                    (n as u32 / tuning.scatter_alone.unwrap_or(SCATTER_ALONE).max(1)).max(1),
+                ),
+            },
             hist_windows: tuning.hist_windows.unwrap_or(nwin).clamp(1, nwin),
         }
     }
@@ -591,20 +612,26 @@ impl GpuContext {
             self.msm_scan_chunk_sums(d_hist, p.c, p.sets, p.scan_chunk, d_scan)?;
             self.msm_scan_chunk_offsets(d_scan, p.c, p.sets, p.scan_chunk, d_totals)?;
             self.msm_scan_apply(d_hist, p.c, p.sets, p.scan_chunk, d_scan)?;
-            let mut w0 = 0;
-            while w0 < p.nwin {
-                let w1 = (w0 + p.scatter_windows).min(p.nwin);
-                self.msm_scatter(
-                    d_scalars,
-                    p.n,
-                    p.c,
-                    w0..w1,
-                    p.shared,
-                    d_totals,
-                    d_hist,
-                    d_sidx,
-                )?;
-                w0 = w1;
+            let scatter = |ctx: &GpuContext, w: std::ops::Range<u32>, entries| {
+                ctx.msm_scatter(
+                    d_scalars, p.n, p.c, w, p.shared, d_totals, entries, d_hist, d_sidx,
+                )
+            };
+            match p.scatter {
+                ScatterLaunches::Groups(g) => {
+                    let mut w0 = 0;
+                    while w0 < p.nwin {
+                        let w1 = (w0 + g).min(p.nwin);
+                        scatter(self, w0..w1, 0..u32::MAX)?;
+                        w0 = w1;
+                    }
+                }
+                ScatterLaunches::ByEntries(alone) => {
+                    for w in 0..p.nwin {
+                        scatter(self, w..w + 1, alone..u32::MAX)?;
+                    }
+                    scatter(self, 0..p.nwin, 0..alone)?;
+                }
             }
         }
         let e2 = self.mark()?;

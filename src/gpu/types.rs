@@ -202,9 +202,13 @@ pub struct MsmTuning {
     pub slice: Option<u32>,
     /// Bucket-reduction threads over all windows, 2..=2^24 (`CUZK_MSM_REDUCE_THREADS`).
     pub reduce_threads: Option<u32>,
-    /// Windows per scatter launch, 1..=nwin (`CUZK_MSM_SCATTER_WINDOWS`); by default one
-    /// (all of them over window points).
+    /// Windows per scatter launch, 1..=nwin, whatever their entries
+    /// (`CUZK_MSM_SCATTER_WINDOWS`); by default a launch for each window with many entries
+    /// and one for the rest (all of them in one over window points).
     pub scatter_windows: Option<u32>,
+    /// A window has a scatter launch of its own when it holds at least n / this many entries
+    /// (`CUZK_MSM_SCATTER_ALONE`, default 8); the windows with fewer share one launch.
+    pub scatter_alone: Option<u32>,
     /// Windows per histogram launch over scalars already on the device (the start phase's
     /// H MSM), 1..=nwin (`CUZK_MSM_HIST_WINDOWS`); by default all of them. Scalars from the
     /// host are counted piece by piece under their upload, every window at once.
@@ -213,12 +217,13 @@ pub struct MsmTuning {
 
 impl MsmTuning {
     /// The environment variables, in the order of the fields.
-    pub const VARS: [&'static str; 5] = [
+    pub const VARS: [&'static str; 6] = [
         "CUZK_MSM_WINDOW",
         "CUZK_MSM_SLICE",
         "CUZK_MSM_REDUCE_THREADS",
         "CUZK_MSM_SCATTER_WINDOWS",
         "CUZK_MSM_HIST_WINDOWS",
+        "CUZK_MSM_SCATTER_ALONE",
     ];
 
     /// The overrides the environment sets (unparsable values are ignored).
@@ -230,6 +235,7 @@ impl MsmTuning {
             reduce_threads: var(Self::VARS[2]),
             scatter_windows: var(Self::VARS[3]),
             hist_windows: var(Self::VARS[4]),
+            scatter_alone: var(Self::VARS[5]),
         }
     }
 
@@ -250,6 +256,7 @@ impl MsmTuning {
                 Some(2) => t.reduce_threads = Some(v),
                 Some(3) => t.scatter_windows = Some(v),
                 Some(4) => t.hist_windows = Some(v),
+                Some(5) => t.scatter_alone = Some(v),
                 _ => return Err(format!("{k} is not an MSM tuning variable")),
             }
         }
@@ -285,10 +292,13 @@ mod tests {
             })
         );
         assert_eq!(
-            MsmTuning::parse("CUZK_MSM_HIST_WINDOWS=1,CUZK_MSM_SCATTER_WINDOWS=2"),
+            MsmTuning::parse(
+                "CUZK_MSM_HIST_WINDOWS=1,CUZK_MSM_SCATTER_WINDOWS=2,CUZK_MSM_SCATTER_ALONE=4"
+            ),
             Ok(MsmTuning {
                 hist_windows: Some(1),
                 scatter_windows: Some(2),
+                scatter_alone: Some(4),
                 ..MsmTuning::default()
             })
         );

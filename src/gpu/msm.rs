@@ -132,7 +132,9 @@ fn reduce_threads(tuning: &MsmTuning) -> u32 {
 /// The window size in bits for n points, from sweeps on an H200 (`gpu_bench sweep`,
 /// notes/gpu.md): c = 13 is best at 2^20 (28 ms of kernels against 31 for c = 16), c = 16 at
 /// 2^22 and 2^23, c = 20 at 2^24 (258 ms against 267 for c = 16: 13 windows instead of 16,
-/// for a bucket reduction of 29 ms instead of 8) and 2^26; smaller inputs use about
+/// for a bucket reduction of 29 ms instead of 8), 2^26 and 2^27 (scalars on the device: 938
+/// ms against 989 / 936 / 1030 for c = 21 / 22 / 23, the 2.4 ms saved at 22 only with its
+/// histogram split by window); smaller inputs use about
 /// log2(n) - 4. The switch to 20 sits between the two measured sizes (16 wins by 9 ms at
 /// 2^23, 20 by 9 ms at 2^24). `MsmTuning::window_bits` overrides it (for benchmarking), up to
 /// [`MAX_WINDOW_BITS`].

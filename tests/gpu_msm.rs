@@ -35,6 +35,30 @@ fn check(ctx: &mut cuzk::gpu::GpuContext, what: &str, points: &[G1Affine], scala
     );
 }
 
+/// `n` seeded random points with the special points planted, and their copy on the device.
+fn resident_points(
+    ctx: &mut cuzk::gpu::GpuContext,
+    n: usize,
+    seed: u64,
+) -> (Vec<G1Affine>, cuzk::gpu::DeviceG1Points) {
+    let mut points = random_points(n, seed);
+    plant_special_points(&mut points);
+    let on_device = ctx.upload_g1_points(&points).expect("upload");
+    (points, on_device)
+}
+
+/// Zero, one, then two of `rand`'s values, by index mod 4.
+fn mixed_scalars(rand: &[Scalar]) -> Vec<Scalar> {
+    rand.iter()
+        .enumerate()
+        .map(|(i, &r)| match i % 4 {
+            0 => Scalar::ZERO,
+            1 => Scalar::ONE,
+            _ => r,
+        })
+        .collect()
+}
+
 #[test]
 fn gpu_discovery_does_not_panic() {
     // Must answer (empty list or a reason) on machines without libcuda or without a GPU.
@@ -136,9 +160,7 @@ fn gpu_msm_resident_points() {
     let Some(mut ctx) = gpu() else { return };
     // An SRS-like section uploaded once, MSMs over sub-ranges of it with fresh scalars.
     let n = (1 << 16) + 3;
-    let mut points = random_points(n, 900);
-    plant_special_points(&mut points);
-    let on_device = ctx.upload_g1_points(&points).expect("upload");
+    let (points, on_device) = resident_points(&mut ctx, n, 900);
     assert_eq!(on_device.len(), n);
     for (seed, start, len) in [
         (1u64, 0usize, n),
@@ -170,9 +192,7 @@ fn gpu_msm_window_points() {
     // them (every window in one bucket set) against the CPU, for every supported window
     // size's edge and the scalars that stress one bucket.
     let n = (1 << 14) + 5;
-    let mut points = random_points(n + 9, 950);
-    plant_special_points(&mut points);
-    let on_device = ctx.upload_g1_points(&points).expect("upload");
+    let (points, on_device) = resident_points(&mut ctx, n + 9, 950);
     let section = &points[9..9 + n];
     let rand = random_scalars(n, 951);
     for c in [16u32, 20, 22, 24] {
@@ -185,16 +205,7 @@ fn gpu_msm_window_points() {
             ("random", rand.clone()),
             ("ones", vec![Scalar::ONE; n]),
             ("r-1", vec![-Scalar::ONE; n]),
-            (
-                "mixed",
-                (0..n)
-                    .map(|i| match i % 4 {
-                        0 => Scalar::ZERO,
-                        1 => Scalar::ONE,
-                        _ => rand[i],
-                    })
-                    .collect(),
-            ),
+            ("mixed", mixed_scalars(&rand)),
         ];
         for (what, scalars) in cases {
             let (got, t) = ctx
@@ -228,9 +239,7 @@ fn gpu_msm_launch_splits_and_wide_windows() {
     use cuzk::gpu::{MsmTuning, MAX_WINDOW_BITS};
     use cuzk::groth16::density::Selection;
     let n = (1 << 14) + 5;
-    let mut points = random_points(n, 960);
-    plant_special_points(&mut points);
-    let on_device = ctx.upload_g1_points(&points).expect("upload");
+    let (points, on_device) = resident_points(&mut ctx, n, 960);
     let rand = random_scalars(n, 961);
     let cases: Vec<(&str, Vec<Scalar>)> = vec![
         ("random", rand.clone()),
@@ -238,16 +247,7 @@ fn gpu_msm_launch_splits_and_wide_windows() {
             "bits",
             (0..n).map(|i| Scalar::from((i % 3 % 2) as u64)).collect(),
         ),
-        (
-            "mixed",
-            (0..n)
-                .map(|i| match i % 4 {
-                    0 => Scalar::ZERO,
-                    1 => Scalar::ONE,
-                    _ => rand[i],
-                })
-                .collect(),
-        ),
+        ("mixed", mixed_scalars(&rand)),
         (
             // a PoRep witness's shape: windows above 0 hold n/32 entries, below the default
             // n/8 of a scatter launch of their own

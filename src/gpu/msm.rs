@@ -225,6 +225,13 @@ enum ScatterLaunches {
     ByEntries(u32),
 }
 
+/// Windows 0..nwin in launches of `per_launch` (>= 1) windows each.
+fn window_groups(nwin: u32, per_launch: u32) -> impl Iterator<Item = std::ops::Range<u32>> {
+    (0..nwin)
+        .step_by(per_launch as usize)
+        .map(move |w0| w0..(w0 + per_launch).min(nwin))
+}
+
 /// A window with at least n / this many entries gets a scatter launch of its own
 /// (`MsmTuning::scatter_alone` overrides it). On an H200 at 2^24 the split gained 0.5 ms a
 /// window of n entries (uniform scalars) and 0.1 ms a window of n/4 (a quarter uniform), each
@@ -602,11 +609,8 @@ impl GpuContext {
             }
             Scalars::Scratch(_) => {
                 let e1 = self.mark()?;
-                let mut w0 = 0;
-                while w0 < p.nwin {
-                    let w1 = (w0 + p.hist_windows).min(p.nwin);
-                    hist(self, 0, n, w0..w1)?;
-                    w0 = w1;
+                for w in window_groups(p.nwin, p.hist_windows) {
+                    hist(self, 0, n, w)?;
                 }
                 e1
             }
@@ -622,11 +626,8 @@ impl GpuContext {
             };
             match p.scatter {
                 ScatterLaunches::Groups(g) => {
-                    let mut w0 = 0;
-                    while w0 < p.nwin {
-                        let w1 = (w0 + g).min(p.nwin);
-                        scatter(self, w0..w1, 0..u32::MAX)?;
-                        w0 = w1;
+                    for w in window_groups(p.nwin, g) {
+                        scatter(self, w, 0..u32::MAX)?;
                     }
                 }
                 ScatterLaunches::ByEntries(alone) => {

@@ -206,13 +206,13 @@ pub struct MsmTuning {
     /// (`CUZK_MSM_SCATTER_WINDOWS`); by default a launch for each window with many entries
     /// and one for the rest (all of them in one over window points).
     pub scatter_windows: Option<u32>,
-    /// A window has a scatter launch of its own when it holds at least n / this many entries
-    /// (`CUZK_MSM_SCATTER_ALONE`, default 8); the windows with fewer share one launch.
-    pub scatter_alone: Option<u32>,
     /// Windows per histogram launch over scalars already on the device (the start phase's
     /// H MSM), 1..=nwin (`CUZK_MSM_HIST_WINDOWS`); by default all of them. Scalars from the
     /// host are counted piece by piece under their upload, every window at once.
     pub hist_windows: Option<u32>,
+    /// A window has a scatter launch of its own when it holds at least n / this many entries
+    /// (`CUZK_MSM_SCATTER_ALONE`, default 8); the windows with fewer share one launch.
+    pub scatter_alone: Option<u32>,
 }
 
 impl MsmTuning {
@@ -226,17 +226,28 @@ impl MsmTuning {
         "CUZK_MSM_SCATTER_ALONE",
     ];
 
+    /// The field of variable `VARS[i]`.
+    fn field(&mut self, i: usize) -> Option<&mut Option<u32>> {
+        Some(match i {
+            0 => &mut self.window_bits,
+            1 => &mut self.slice,
+            2 => &mut self.reduce_threads,
+            3 => &mut self.scatter_windows,
+            4 => &mut self.hist_windows,
+            5 => &mut self.scatter_alone,
+            _ => return None,
+        })
+    }
+
     /// The overrides the environment sets (unparsable values are ignored).
     pub fn from_env() -> Self {
-        let var = |k: &str| std::env::var(k).ok().and_then(|v| v.parse().ok());
-        MsmTuning {
-            window_bits: var(Self::VARS[0]),
-            slice: var(Self::VARS[1]),
-            reduce_threads: var(Self::VARS[2]),
-            scatter_windows: var(Self::VARS[3]),
-            hist_windows: var(Self::VARS[4]),
-            scatter_alone: var(Self::VARS[5]),
+        let mut t = MsmTuning::default();
+        for (i, k) in Self::VARS.iter().enumerate() {
+            if let Some(f) = t.field(i) {
+                *f = std::env::var(k).ok().and_then(|v| v.parse().ok());
+            }
         }
+        t
     }
 
     /// Parses `default` or `VAR=value,...` (the variables of [`Self::VARS`]).
@@ -250,15 +261,11 @@ impl MsmTuning {
                 .split_once('=')
                 .ok_or(format!("{kv}: configuration items are VAR=value"))?;
             let v: u32 = v.parse().map_err(|e| format!("{kv}: {e}"))?;
-            match Self::VARS.iter().position(|&n| n == k) {
-                Some(0) => t.window_bits = Some(v),
-                Some(1) => t.slice = Some(v),
-                Some(2) => t.reduce_threads = Some(v),
-                Some(3) => t.scatter_windows = Some(v),
-                Some(4) => t.hist_windows = Some(v),
-                Some(5) => t.scatter_alone = Some(v),
-                _ => return Err(format!("{k} is not an MSM tuning variable")),
-            }
+            let field = Self::VARS
+                .iter()
+                .position(|&n| n == k)
+                .and_then(|i| t.field(i));
+            *field.ok_or(format!("{k} is not an MSM tuning variable"))? = Some(v);
         }
         Ok(t)
     }

@@ -126,7 +126,7 @@ fn window_post_whole_and_by_partition() {
 
     // Each partition alone, with its own (r, s), gives that partition's part of the whole.
     let mut parts = Vec::new();
-    for k in 0..2 {
+    for (k, r) in rs.iter().enumerate() {
         let job = prove_window_post_partition(
             &engine,
             inputs.registered_post_proof,
@@ -134,7 +134,7 @@ fn window_post_whole_and_by_partition() {
             inputs.prover_id,
             inputs.partition_vanilla_proofs(k),
             k,
-            options(vec![rs[k]]),
+            options(vec![*r]),
         )
         .unwrap();
         parts.extend(proof_bytes(&job.finish(PATIENCE).unwrap()));

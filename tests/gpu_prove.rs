@@ -75,7 +75,7 @@ fn engine_on_the_gpu_proves_a_batch_like_the_cpu() {
     let parts: Vec<_> = (0..6)
         .map(|i| synthesize(circuit.with_seed(i)).unwrap())
         .collect();
-    let rss: Vec<Randomness> = (0..6).map(|i| rs(i)).collect();
+    let rss: Vec<Randomness> = (0..6).map(rs).collect();
     let engine = Engine::new(EngineConfig {
         devices: vec![Device::new("cuda0", Arc::new(gpu))],
         ..EngineConfig::default()

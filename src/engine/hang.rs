@@ -23,6 +23,8 @@ pub(crate) type StartOutput = std::thread::Result<Result<(PartialProof, StartTim
 /// Run, on the stuck call's thread, when an abandoned call returns.
 pub(crate) type OnReturn = Box<dyn FnOnce() + Send>;
 
+// One slot a start call: boxing the finished output would buy nothing.
+#[allow(clippy::large_enum_variant)]
 enum State {
     Running,
     Done(StartOutput),

@@ -461,7 +461,7 @@ mod tests {
 
     #[track_caller]
     fn refused(c: &cuzk_config, arg: &str, what: &str) {
-        let f = parse(c).err().expect("refused");
+        let f = parse(c).expect_err("refused");
         assert_eq!(f.status, cuzk_status::InvalidArgument, "{}", f.message);
         assert!(f.message.contains(&format!("`{arg}`")), "{}", f.message);
         assert!(f.message.contains(what), "{}", f.message);

@@ -256,7 +256,7 @@ fn partitions_of<Tree: 'static + MerkleTreeTrait>(
                     _,
                 >>::circuit(
                     &ctx.public_inputs,
-                    Default::default(),
+                    (),
                     &proofs,
                     &ctx.public_params.vanilla_params,
                     Some(k),

@@ -308,20 +308,6 @@ fn window_partitions(sectors: usize, sector_count: usize) -> Option<usize> {
     (partitions > 1).then_some(partitions)
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn window_partitions_as_filecoin_proofs_counts_them() {
-        use super::window_partitions;
-        // filecoin-proofs: ceil(sectors as f32 / sector_count as f32), None unless > 1.
-        assert_eq!(window_partitions(1, 2), None);
-        assert_eq!(window_partitions(2, 2), None);
-        assert_eq!(window_partitions(3, 2), Some(2));
-        assert_eq!(window_partitions(4700, 2349), Some(3));
-        assert_eq!(window_partitions(2349, 2349), None);
-    }
-}
-
 /// Test-only params for `proof`'s circuit from known toxic waste (its blank circuit).
 #[cfg(feature = "test-fixtures")]
 pub(crate) fn test_srs(
@@ -351,4 +337,18 @@ pub(crate) fn test_srs(
         proof.as_v1_config(),
         waste,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn window_partitions_as_filecoin_proofs_counts_them() {
+        use super::window_partitions;
+        // filecoin-proofs: ceil(sectors as f32 / sector_count as f32), None unless > 1.
+        assert_eq!(window_partitions(1, 2), None);
+        assert_eq!(window_partitions(2, 2), None);
+        assert_eq!(window_partitions(3, 2), Some(2));
+        assert_eq!(window_partitions(4700, 2349), Some(3));
+        assert_eq!(window_partitions(2349, 2349), None);
+    }
 }

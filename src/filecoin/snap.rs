@@ -146,7 +146,7 @@ fn partitions_of<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
                     _,
                 >>::circuit(
                     &ctx.public_inputs,
-                    Default::default(),
+                    (),
                     &proof,
                     &ctx.public_params.vanilla_params,
                     Some(k),

@@ -144,7 +144,9 @@ impl Stager {
                         None => return Ok(None),
                     }
                 }
-                let bufs: [DevBuf; 3] = bufs.try_into().ok().expect("three buffers");
+                let Ok(bufs) = <[DevBuf; 3]>::try_from(bufs) else {
+                    unreachable!("three buffers were pushed")
+                };
                 for (buf, v) in bufs.iter().zip(abc) {
                     self.upload(buf.ptr(), v)?;
                     if v.len() < n {

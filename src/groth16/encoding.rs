@@ -122,7 +122,7 @@ impl<'a> ParamsReader<'a> {
     pub(crate) fn section<P: UncompressedPoint>(&mut self, section: &str) -> Result<Vec<P>> {
         let n = self.count(section)?;
         let left = self.bytes.len() - self.pos;
-        let need = n.checked_mul(P::SIZE).unwrap_or(usize::MAX);
+        let need = n.saturating_mul(P::SIZE);
         if need > left {
             return Err(Error::invalid_params(format!(
                 "params truncated in section `{section}`: its count says {n} {} points ({need} bytes) but only {left} bytes are left",

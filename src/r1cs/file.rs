@@ -31,6 +31,8 @@ const VERSION: u32 = 1;
 
 /// What [`load`] found.
 #[derive(Debug)]
+// Returned once per load: boxing the recording would buy nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Loaded {
     /// A recording of these params.
     Recording(RecordedCircuit),

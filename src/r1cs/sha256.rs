@@ -213,6 +213,8 @@ impl Word {
 
 /// A working variable whose addition the gadget defers to the round that reads it (so one
 /// allocation covers temp1 + temp2, or temp1 + d).
+// Kept by value in the gadget's rounds: boxing a word would allocate on the hot path.
+#[allow(clippy::large_enum_variant)]
 enum Pending {
     Sum(Vec<Word>),
     Word(Word),

@@ -2,7 +2,8 @@
 # Checks the CUDA arithmetic and the MSM pipeline on the host (no GPU): compiles
 # cuda/test/host_test.cpp with the system C++ compiler and runs it on vectors from
 # cuda/test/gen_vectors.py; then the density gather (cuda/test/gather_test.cpp) and the NTT
-# tiles (cuda/test/ntt_test.cpp), both self-contained.
+# tiles (cuda/test/ntt_test.cpp) and the fields' other forms (cuda/test/field_forms_test.cpp),
+# all self-contained.
 # Needs python3 and g++ (or $CXX).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,3 +20,6 @@ done
 # The NTT's tile passes (radix-4 and radix-8 steps) against a plain transform (self-contained).
 "${CXX:-g++}" -std=c++17 -O2 -Wall -Wextra -Wno-unknown-pragmas -o "$tmp/ntt_test" "$repo/cuda/test/ntt_test.cpp"
 "$tmp/ntt_test"
+# The fields in 52-bit and 29-bit limbs (cuda/fe52.cuh, cuda/fe29.cuh) against field.cuh's products.
+"${CXX:-g++}" -std=c++17 -O2 -Wall -Wextra -Wno-unknown-pragmas -o "$tmp/field_forms_test" "$repo/cuda/test/field_forms_test.cpp"
+"$tmp/field_forms_test"

@@ -48,6 +48,11 @@
 #                                      cuzk's NTT (gpu_bench ntt) and sppark's (sppark_ntt,
 #                                      peer/sppark_ntt/build.sh's, in .devbin-sppark/) at LOGS
 #                                      (default 24,26,27), 5 runs each
+#   scripts/device-suite.sh field-forms [THREADS [PRODUCTS]]
+#                                      cuda/bench/field_forms.cu, compiled here with the
+#                                      machine's nvcc: the field products in 32-bit limbs
+#                                      (the kernels'), 52-bit limbs on the FP64 pipe and
+#                                      29-bit limbs, alone and sharing the SMs
 #   scripts/device-suite.sh peer [LOGS]
 #                                      peer_bench (peer/build-device.sh's): cuzk against
 #                                      supraseal-c2 on the same assignment, timing-only params,
@@ -272,6 +277,13 @@ PY
         echo "== sppark_ntt --logs $logs --runs 5"
         /tmp/sppark/sppark_ntt --logs "$logs" --runs 5 2>&1 | tee "$out/ntt-sppark.log"
         echo "sppark_ntt rc=${PIPESTATUS[0]}"
+        ;;
+    field-forms)
+        args=()
+        while [ $# -gt 0 ] && case "$1" in [0-9]*) true ;; *) false ;; esac; do args+=("$1") && shift; done
+        nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/field_forms "$repo/cuda/bench/field_forms.cu" &&
+            /tmp/field_forms "${args[@]}" 2>&1 | tee "$out/field-forms.log"
+        echo "field_forms rc=${PIPESTATUS[0]}"
         ;;
     peer)
         logs=24,26

@@ -94,14 +94,10 @@ struct Fe29 {
     static constexpr int N32 = Fe32::N;
     uint32_t v[N];
 
-    HD static Fe29 to29_factor() {
+    // The conversion factors as elements: P::to29's limbs (into this form) or P::to32's.
+    HD static Fe29 factor(bool into) {
         Fe29 r;
-        _Pragma("unroll") for (int i = 0; i < N; i++) r.v[i] = P::to29(i);
-        return r;
-    }
-    HD static Fe29 to32_factor() {
-        Fe29 r;
-        _Pragma("unroll") for (int i = 0; i < N; i++) r.v[i] = P::to32(i);
+        _Pragma("unroll") for (int i = 0; i < N; i++) r.v[i] = into ? P::to29(i) : P::to32(i);
         return r;
     }
 
@@ -143,12 +139,12 @@ struct Fe29 {
             if (w + 1 < N32) x |= (uint64_t)a.v[w + 1] << (32 - sh);
             r.v[j] = (uint32_t)x & CUZK_F29_MASK;
         }
-        return r * to29_factor();
+        return r * factor(true);
     }
 
     // Back to field.cuh's form, fully reduced (< m).
     HD Fe32 to_fe() const {
-        const Fe29 t = *this * to32_factor();  // < 2m
+        const Fe29 t = *this * factor(false);  // < 2m
         Fe29 s;
         int32_t borrow = 0;
         _Pragma("unroll") for (int j = 0; j < N; j++) {

@@ -136,15 +136,10 @@ struct Fe52 {
     static constexpr int N = Fe32::N;
     uint64_t v[K];
 
-    // The conversion factors as elements.
-    HD static Fe52 to52_factor() {
+    // The conversion factors as elements: P::to52's limbs (into this form) or P::to32's.
+    HD static Fe52 factor(bool into) {
         Fe52 r;
-        _Pragma("unroll") for (int i = 0; i < K; i++) r.v[i] = P::to52(i);
-        return r;
-    }
-    HD static Fe52 to32_factor() {
-        Fe52 r;
-        _Pragma("unroll") for (int i = 0; i < K; i++) r.v[i] = P::to32(i);
+        _Pragma("unroll") for (int i = 0; i < K; i++) r.v[i] = into ? P::to52(i) : P::to32(i);
         return r;
     }
 
@@ -186,12 +181,12 @@ struct Fe52 {
             if (sh > 0 && w + 2 < N) x |= (uint64_t)a.v[w + 2] << (64 - sh);
             r.v[j] = x & CUZK_F52_MASK;
         }
-        return r * to52_factor();
+        return r * factor(true);
     }
 
     // Back to field.cuh's form, fully reduced (< m).
     HD Fe32 to_fe() const {
-        Fe52 t = *this * to32_factor();  // < 2m
+        Fe52 t = *this * factor(false);  // < 2m
         // t - m, limb by limb with a signed borrow; keep t when that is negative.
         Fe52 s;
         int64_t borrow = 0;

@@ -20,10 +20,9 @@
         }                                                                                \
     } while (0)
 
+// Thread t's two chains in field.cuh's form.
 template <class F>
-__global__ void chain32(const F* in, F* out, uint32_t n, uint32_t iters) {
-    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= n) return;
+__device__ void chain32_thread(const F* in, F* out, uint32_t n, uint32_t iters, uint32_t t) {
     F x0 = in[t], x1 = in[n + t];
     const F y = in[2 * n + t];
     for (uint32_t k = 0; k < iters; k++) {
@@ -34,11 +33,16 @@ __global__ void chain32(const F* in, F* out, uint32_t n, uint32_t iters) {
     out[n + t] = x1;
 }
 
+template <class F>
+__global__ void chain32(const F* in, F* out, uint32_t n, uint32_t iters) {
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < n) chain32_thread(in, out, n, iters, t);
+}
+
 // G: the other form (Fe52<P> or Fe29<P>), converted from and to field.cuh's.
 template <class G>
-__global__ void chain_other(const typename G::Fe32* in, typename G::Fe32* out, uint32_t n, uint32_t iters) {
-    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= n) return;
+__device__ void chain_other_thread(const typename G::Fe32* in, typename G::Fe32* out, uint32_t n, uint32_t iters,
+                                   uint32_t t) {
     G x0 = G::from_fe(in[t]), x1 = G::from_fe(in[n + t]);
     const G y = G::from_fe(in[2 * n + t]);
     for (uint32_t k = 0; k < iters; k++) {
@@ -49,33 +53,21 @@ __global__ void chain_other(const typename G::Fe32* in, typename G::Fe32* out, u
     out[n + t] = x1.to_fe();
 }
 
+template <class G>
+__global__ void chain_other(const typename G::Fe32* in, typename G::Fe32* out, uint32_t n, uint32_t iters) {
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < n) chain_other_thread<G>(in, out, n, iters, t);
+}
+
 // Warps of one launch split between the two forms: warp w computes with 52-bit limbs when
 // w % 4 < fp_quarters, so both pipes have work on every SM at once.
 template <class P>
 __global__ void chain_mixed(const typename Fe52<P>::Fe32* in, typename Fe52<P>::Fe32* out, uint32_t n, uint32_t iters,
                             uint32_t fp_quarters) {
-    typedef typename Fe52<P>::Fe32 F;
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= n) return;
-    if ((t / 32) % 4 < fp_quarters) {
-        Fe52<P> x0 = Fe52<P>::from_fe(in[t]), x1 = Fe52<P>::from_fe(in[n + t]);
-        const Fe52<P> y = Fe52<P>::from_fe(in[2 * n + t]);
-        for (uint32_t k = 0; k < iters; k++) {
-            x0 = x0 * y;
-            x1 = x1 * y;
-        }
-        out[t] = x0.to_fe();
-        out[n + t] = x1.to_fe();
-    } else {
-        F x0 = in[t], x1 = in[n + t];
-        const F y = in[2 * n + t];
-        for (uint32_t k = 0; k < iters; k++) {
-            x0 = x0 * y;
-            x1 = x1 * y;
-        }
-        out[t] = x0;
-        out[n + t] = x1;
-    }
+    if ((t / 32) % 4 < fp_quarters) chain_other_thread<Fe52<P>>(in, out, n, iters, t);
+    else chain32_thread(in, out, n, iters, t);
 }
 
 // Both forms in one thread: chain 0 in field.cuh's form (integer multiply pipe), chain 1 in

@@ -1,12 +1,13 @@
 // Fp and Fr in unsaturated 29-bit limbs, Montgomery products without carry chains (an
 // experiment: notes/gpu.md, "The multiply pipes").
 //
-// Why: field.cuh's product adds each 32x32-bit product into a carry chain (IMAD.WIDE.U32.X),
-// which an H200 issues at half the rate of the same product without a carry-in
-// (IMAD.WIDE.U32: 30 against 60 products per SM and clock, cuda/bench/fe52_bench.cu). With
-// 29-bit limbs a 64-bit accumulator takes 2N products (2N * 2^58 < 2^64) before it can
-// overflow, so every product is a plain IMAD.WIDE.U32 into its column and carries move once
-// a row: Fp needs 14 limbs (2 * 196 products against 2 * 144), Fr 9 (2 * 81 against 2 * 64).
+// Why: field.cuh's product adds each 32x32-bit product into a carry chain (IMAD.WIDE.U32.X).
+// With 29-bit limbs a 64-bit accumulator takes 2N products (2N * 2^58 < 2^64) before it can
+// overflow, so every product is an IMAD.WIDE.U32 into its column with no carry-in, and
+// carries move once a row: Fp needs 14 limbs (2 * 196 products against 2 * 144), Fr 9
+// (2 * 81 against 2 * 64). It only pays if a product without a carry-in is cheaper; on an
+// H200 it is not (either holds the FMA-heavy pipe two cycles: 0.74x field.cuh's form for Fp,
+// 0.89x for Fr, cuda/bench/field_forms.cu).
 //
 // Representation: limbs v[i] < 2^29 in 32-bit words, little-endian, Montgomery radix
 // R = 2^(29N) (2^406 for Fp, 2^261 for Fr). Products are reduced lazily: for a, b < 2m the
@@ -31,9 +32,8 @@ static inline uint64_t cuzk_mad_wide(uint32_t a, uint32_t b, uint64_t c) { retur
 
 #define CUZK_F29_MASK 0x1fffffffu
 
-// The moduli's limbs in constant memory, for the reduction rows: ptxas makes a mad.wide.u32
-// one IMAD.WIDE.U32 when its second factor is a register or a constant-bank operand; with an
-// immediate it splits the product from its 64-bit addition (as for field.cuh's cuzk_fp_mod).
+// The moduli's limbs in constant memory, for the reduction rows, as field.cuh keeps its own
+// (cuzk_fp_mod): a wide product with an immediate factor is split into narrower instructions.
 #define CUZK_FP29_MODULUS 0x1fffaaabu, 0x0ff7ffffu, 0x14ffffeeu, 0x17fffd62u, 0x0f6241eau, 0x09507b58u, 0x0afd9cc3u, \
                           0x109e70a2u, 0x1764774bu, 0x121a5d66u, 0x12c6e9edu, 0x12ffcd34u, 0x00111ea3u, 0x0000000du
 #define CUZK_FR29_MODULUS 0x00000001u, 0x1ffffff8u, 0x1f96ffbfu, 0x1b4805ffu, 0x1d80553bu, 0x0c0404d0u, 0x1520cce7u, \

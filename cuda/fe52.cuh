@@ -1,16 +1,18 @@
 // Fp and Fr in 52-bit limbs with Montgomery products on the FP64 pipe (an experiment: see
 // notes/gpu.md, "The multiply pipes").
 //
-// Why: the MSM's accumulation and the NTT are bound by the integer multiply pipe
-// (IMAD.WIDE: a 32x32-bit product every 4 cycles per warp and SM quarter). An H200's FP64 pipe
-// is as wide as its integer one and otherwise idle; a double holds a 52x52-bit product's
-// halves exactly when the products are split with two fused multiply-adds:
+// Why: the MSM's accumulation and the NTT are bound by the integer multiply pipe (about 30
+// 32x32-bit wide products per SM and clock on an H200), while its FP64 pipe, otherwise
+// idle, does 64 DFMA per SM and clock. A double holds a 52x52-bit product's halves exactly
+// when the products are split with two fused multiply-adds:
 //   h = fma_rz(x, y, 2^104)          = 2^104 + floor(xy / 2^52) * 2^52   (binade [2^104, 2^105))
 //   l = fma(x, y, (2^104 + 2^52) - h) = 2^52 + (xy mod 2^52)              (binade [2^52, 2^53))
 // Both results sit in a fixed binade, so their bit patterns minus that binade's are the two
 // 52-bit halves, added into 64-bit integer columns without any conversion. A product of
 // 52x52 bits is 2.6 times a 32x32 one; Fp needs 8 limbs (2 * 64 products a multiplication
-// against 2 * 144 in 32-bit limbs), Fr 5 (2 * 25 against 2 * 64).
+// against 2 * 144 in 32-bit limbs), Fr 5 (2 * 25 against 2 * 64). Measured on an H200
+// (cuda/bench/field_forms.cu): 0.91x field.cuh's form for Fp, 1.09x for Fr; each product also
+// needs a DADD and integer additions, and the FP64 pipe stays 59% busy (latency, issue).
 //
 // Representation: limbs v[i] < 2^52, little-endian, Montgomery radix R = 2^(52K) (2^416 for
 // Fp, 2^260 for Fr). Products are reduced lazily: for a, b < 2m the result is below

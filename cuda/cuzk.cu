@@ -41,6 +41,18 @@ extern "C" __global__ void cuzk_msm_scatter(const fr_t* scalars, uint32_t n, uin
     msm_scatter_thread(GID(), scalars, n, c, w0, w1, shared, totals, lo, hi, cursor, sorted_idx);
 }
 
+extern "C" __global__ void cuzk_msm_affine_counts(const uint32_t* in_ends, uint32_t sets, uint32_t B, uint32_t* out_h) {
+    msm_affine_counts_thread(GID(), in_ends, sets, B, out_h);
+}
+
+extern "C" __global__ void __launch_bounds__(128)
+    cuzk_msm_affine_round(const g1_affine_t* points, const uint32_t* idx, uint32_t in_stride, const uint32_t* in_ends,
+                          const uint32_t* out_ends, const uint32_t* out_totals, uint32_t sets, uint32_t B, uint32_t P,
+                          uint32_t T, uint32_t out_stride, g1_affine_t* out, fp_t* prefix) {
+    msm_affine_round_thread(GID(), points, idx, in_stride, in_ends, out_ends, out_totals, sets, B, P, T, out_stride, out,
+                            prefix);
+}
+
 #define CUZK_ACCUMULATE_ARGS                                                                                      \
     const g1_affine_t *points, const uint32_t *sorted_idx, const uint32_t *ends, const uint32_t *totals,         \
         uint32_t n, uint32_t nwin, uint32_t L, uint32_t T, uint32_t B, g1_xyzz_t *buckets, g1_xyzz_t *pieces,     \

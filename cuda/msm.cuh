@@ -9,6 +9,9 @@
 //     chunks of CH entries (chunk sums, per-window scan of the sums, chunk scans).
 //  3. scatter: counting sort: (point index | sign << 31) in bucket order; the cursors then
 //     mark where each bucket's run ends, which is how later stages find an entry's bucket.
+//  3b. affine rounds (optional, G1): each bucket's entries added in pairs in affine
+//     coordinates, one inversion shared by a thread's pairs; the halved lists replace the
+//     sorted one.
 //  4. accumulate: window w's sorted list is cut into equal slices of L entries, one thread
 //     each, so a bucket with many points (scalars that repeat, e.g. 0/1-heavy witnesses) is
 //     spread over many threads. Runs that start and end inside a slice are whole buckets and
@@ -323,8 +326,166 @@ HD uint32_t msm_bucket_at(const uint32_t* ends, uint32_t B, uint32_t pos) {
     return lo;
 }
 
+// 3b. Affine rounds (optional, G1; MsmTuning::affine_rounds): each round adds the entries of
+// every bucket in pairs, (0,1), (2,3), ..., in affine coordinates, so a bucket of k entries
+// leaves ceil(k/2), and the accumulation (stage 4) then sums what is left in XYZZ. An affine
+// addition is 6 products against the mixed XYZZ addition's 10 (madd-2008-s: 8M + 2S) once
+// its inversion is shared: each thread takes P consecutive pairs and inverts the product of
+// their denominators once (Montgomery's trick), one Fermat inversion (~570 products) for all
+// P. Round r reads round r-1's points (round 0: the points through the sorted indices, the
+// sign applied) and writes its own, compacted: bucket b's ceil(k/2) results sit at
+// [ends'[b-1], ends'[b]) of the next list, where ends' is the exclusive scan of the halved
+// counts (msm_affine_counts_thread, then the scan of stage 2: the same layout as the
+// cursors after the scatter, so stage 4 reads the last round's list as it reads a sorted one).
+
+// The halved counts of one round, laid out so that their exclusive scan (stage 2) is the next
+// round's ends directly: h[b-1] = ceil(k_b / 2) for buckets b = 1..B, h[B] = 0. One thread per
+// (set, entry), (B + 1) entries a set.
+HD void msm_affine_counts_thread(uint32_t gid, const uint32_t* in_ends, uint32_t sets, uint32_t B, uint32_t* out_h) {
+    const uint32_t stride = B + 1, w = gid / stride, i = gid % stride;
+    if (w >= sets) return;
+    const uint32_t* e = in_ends + (size_t)w * stride;
+    out_h[gid] = i < B ? (e[i + 1] - e[i] + 1) / 2 : 0;
+}
+
+// What one pair of a round is: an addition, a doubling (the same point twice: the denominator
+// is 2y), or no product at all (one side missing or the infinity, or P + (-P)).
+enum msm_pair_kind : uint32_t { MSM_PAIR_ADD, MSM_PAIR_DBL, MSM_PAIR_FIRST, MSM_PAIR_SECOND, MSM_PAIR_INF };
+
+template <class F>
+HD msm_pair_kind msm_affine_pair_kind(const affine_t<F>& a, const affine_t<F>& b, bool has_b) {
+    if (!has_b || b.is_inf()) return MSM_PAIR_FIRST;
+    if (a.is_inf()) return MSM_PAIR_SECOND;
+    if (!a.x.eq(b.x)) return MSM_PAIR_ADD;
+    return a.y.eq(b.y) ? MSM_PAIR_DBL : MSM_PAIR_INF;
+}
+
+// Entry i of a round's input: a point through the sorted indices (round 0, the sign bit
+// negating y), or the previous round's point i.
+template <class F>
+HD affine_t<F> msm_affine_round_load(const affine_t<F>* points, const uint32_t* idx, size_t i) {
+    if (idx == nullptr) return cuzk_load_affine(points + i);
+    const uint32_t e = idx[i];
+    affine_t<F> p = cuzk_load_affine(points + (e & 0x7fffffffu));
+    if (e >> 31) p.y = p.y.neg();  // the infinity's y = 0 stays 0
+    return p;
+}
+
+// The x of entry i (its sign does not change x).
+HD fp_t msm_affine_round_load_x(const g1_affine_t* points, const uint32_t* idx, size_t i) {
+    const g1_affine_t* p = idx == nullptr ? points + i : points + (idx[i] & 0x7fffffffu);
+#if defined(__CUDA_ARCH__)
+    fp_t x;
+    cuzk_load_fp(x, reinterpret_cast<const char*>(p));
+    return x;
+#else
+    return p->x;
+#endif
+}
+
+// Where pair q's entries are in the round's input (bucket b's run, j-th pair of it).
+struct msm_affine_slot {
+    uint32_t i0;
+    bool has_b;
+    HD msm_affine_slot(const uint32_t* in_ends, const uint32_t* out_ends, uint32_t bkt, uint32_t q)
+        : i0(in_ends[bkt - 1] + 2 * (q - out_ends[bkt - 1])), has_b(i0 + 1 < in_ends[bkt]) {}
+};
+
+// One pair of a round: output position q of its set, in bucket b.
+template <class F>
+struct msm_affine_pair {
+    affine_t<F> a, b;
+    msm_pair_kind kind;
+
+    HD msm_affine_pair(const affine_t<F>* points, const uint32_t* idx, msm_affine_slot s) {
+        a = msm_affine_round_load(points, idx, s.i0);
+        if (s.has_b) b = msm_affine_round_load(points, idx, s.i0 + 1);
+        kind = msm_affine_pair_kind(a, b, s.has_b);
+    }
+    HD bool needs_inverse() const { return kind == MSM_PAIR_ADD || kind == MSM_PAIR_DBL; }
+    // The denominator of the slope: x_b - x_a, or 2y for a doubling.
+    HD F denominator() const { return kind == MSM_PAIR_ADD ? b.x - a.x : a.y.dbl(); }
+    // The sum, given 1 / denominator() when needs_inverse().
+    HD affine_t<F> sum(const F& inv_den) const {
+        affine_t<F> r;
+        switch (kind) {
+        case MSM_PAIR_FIRST: return a;
+        case MSM_PAIR_SECOND: return b;
+        case MSM_PAIR_INF: r.x = F::zero(); r.y = F::zero(); return r;
+        default: break;
+        }
+        F num;
+        if (kind == MSM_PAIR_ADD) {
+            num = b.y - a.y;
+        } else {
+            const F xx = a.x.sqr();
+            num = xx.dbl() + xx;
+        }
+        const F lambda = num * inv_den;
+        r.x = lambda.sqr() - a.x - b.x;  // b.x = a.x for a doubling
+        r.y = lambda * (a.x - r.x) - a.y;
+        return r;
+    }
+};
+
+// One thread per (set, P consecutive output positions), T threads a set. `idx`: round 0's
+// sorted indices (`points` are then the MSM's points), or null (`points` are the previous
+// round's, `in_stride` a set). `prefix`: P x (sets * T) field elements, position k of thread
+// gid at k * sets * T + gid (consecutive threads, consecutive elements).
+template <class F>
+HD void msm_affine_round_thread(uint32_t gid, const affine_t<F>* points, const uint32_t* idx, uint32_t in_stride,
+                                const uint32_t* in_ends, const uint32_t* out_ends, const uint32_t* out_totals,
+                                uint32_t sets, uint32_t B, uint32_t P, uint32_t T, uint32_t out_stride,
+                                affine_t<F>* out, F* prefix) {
+    const uint32_t w = gid / T, t = gid % T;
+    if (w >= sets) return;
+    const uint32_t total = out_totals[w], q0 = t * P;
+    if (q0 >= total) return;
+    const uint32_t q1 = q0 + P < total ? q0 + P : total;
+    const uint32_t* ie = in_ends + (size_t)w * (B + 1);
+    const uint32_t* oe = out_ends + (size_t)w * (B + 1);
+    const affine_t<F>* src = idx ? points : points + (size_t)w * in_stride;
+    const uint32_t* sidx = idx ? idx + (size_t)w * in_stride : nullptr;
+    affine_t<F>* dst = out + (size_t)w * out_stride;
+    const size_t pstride = (size_t)sets * T;
+    // Forward: the running product of the denominators, kept at every position. Only the
+    // x's are read, unless they are equal or 0 (the infinity; no point of G1 has x = 0), where
+    // the y's decide what the pair is.
+    uint32_t bkt = msm_bucket_at(oe, B, q0);
+    F acc = F::one();
+    for (uint32_t q = q0; q < q1; q++) {
+        while (oe[bkt] <= q) bkt++;
+        const msm_affine_slot s(ie, oe, bkt, q);
+        if (s.has_b) {
+            const F xa = msm_affine_round_load_x(src, sidx, s.i0), xb = msm_affine_round_load_x(src, sidx, s.i0 + 1);
+            if (!xa.is_zero() && !xb.is_zero() && !xa.eq(xb)) {
+                acc = acc * (xb - xa);
+            } else {
+                const msm_affine_pair<F> pr(src, sidx, s);
+                if (pr.needs_inverse()) acc = acc * pr.denominator();
+            }
+        }
+        prefix[(size_t)(q - q0) * pstride + gid] = acc;
+    }
+    // Backward: inv is 1 / (the product up to q); the product before q turns it into
+    // 1 / denominator(q), and denominator(q) into 1 / (the product before q).
+    F inv = acc.inverse();
+    for (uint32_t q = q1; q-- > q0;) {
+        while (oe[bkt - 1] > q) bkt--;
+        const msm_affine_pair<F> pr(src, sidx, msm_affine_slot(ie, oe, bkt, q));
+        F inv_den = inv;
+        if (pr.needs_inverse()) {
+            if (q > q0) inv_den = inv * prefix[(size_t)(q - q0 - 1) * pstride + gid];
+            inv = inv * pr.denominator();
+        }
+        dst[q] = pr.sum(inv_den);
+    }
+}
+
 // 4. one thread per (window, slice of L sorted entries); T slices per window.
 // Stages 4-7 are templates over the coordinate field F: fp_t for G1, fp2_t for G2.
+// `sorted_idx` null: the entries are the points themselves, window w's at points + w * n
+// (the last affine round's list, stage 3b).
 template <class F>
 HD void msm_accumulate_thread(uint32_t gid, const affine_t<F>* points, const uint32_t* sorted_idx,
                               const uint32_t* ends /* cursors after the scatter */, const uint32_t* totals, uint32_t n,
@@ -341,7 +502,8 @@ HD void msm_accumulate_thread(uint32_t gid, const affine_t<F>* points, const uin
         return;
     }
     uint32_t end = start + L < cnt ? start + L : cnt;
-    const uint32_t* idx = sorted_idx + (size_t)w * n;
+    const uint32_t* idx = sorted_idx ? sorted_idx + (size_t)w * n : nullptr;
+    const affine_t<F>* wpts = sorted_idx ? points : points + (size_t)w * n;
     const uint32_t* wend = ends + (size_t)w * (B + 1);
     xyzz_t<F> acc = xyzz_t<F>::inf();
     // The next entry's point is loaded while this one is added: the gathers are random
@@ -350,17 +512,17 @@ HD void msm_accumulate_thread(uint32_t gid, const affine_t<F>* points, const uin
     // registers for a 4th block per SM the accumulation spilled and ran 40% slower on an
     // H200: notes/gpu.md.)
     // b_next: the bucket of the next entry; its run ends at `bound`.
-    uint32_t e_next = idx[start], b_next = msm_bucket_at(wend, B, start), bound = wend[b_next];
-    affine_t<F> pt_next = cuzk_load_affine(points + (e_next & 0x7fffffffu));
+    uint32_t e_next = idx ? idx[start] : start, b_next = msm_bucket_at(wend, B, start), bound = wend[b_next];
+    affine_t<F> pt_next = cuzk_load_affine(wpts + (e_next & 0x7fffffffu));
     uint32_t cur = b_next;
     bool first = true;
     for (uint32_t j = start; j < end; j++) {
         const uint32_t e = e_next, b = b_next;
         const affine_t<F> pt = pt_next;
         if (j + 1 < end) {
-            e_next = idx[j + 1];
+            e_next = idx ? idx[j + 1] : j + 1;
             while (bound <= j + 1) bound = wend[++b_next];  // skips empty buckets too
-            pt_next = cuzk_load_affine(points + (e_next & 0x7fffffffu));
+            pt_next = cuzk_load_affine(wpts + (e_next & 0x7fffffffu));
         }
         if (b != cur) {
             if (first) {

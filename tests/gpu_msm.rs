@@ -315,3 +315,66 @@ fn gpu_msm_launch_splits_and_wide_windows() {
     ctx.set_msm_tuning(MsmTuning::default());
     println!("ok launch splits and wide windows");
 }
+
+#[test]
+fn gpu_msm_affine_rounds() {
+    let Some(mut ctx) = gpu() else { return };
+    // Stage 3b (affine rounds, then the accumulation over their last list) against the CPU:
+    // points repeated and negated (pairs that are a doubling or cancel, whole buckets of one
+    // point), the infinity, skewed and uniform digits, several rounds, pairs per thread and
+    // window groups, with points and scalars from the host and on the device.
+    use cuzk::gpu::MsmTuning;
+    use cuzk::groth16::density::Selection;
+    let n = (1 << 14) + 3;
+    let base = random_points(n / 4 + 1, 970);
+    let mut points: Vec<G1Affine> = (0..n)
+        .map(|i| match i % 3 {
+            2 => -base[i % base.len()],
+            _ => base[i % base.len()],
+        })
+        .collect();
+    plant_special_points(&mut points);
+    let on_device = ctx.upload_g1_points(&points).expect("upload");
+    let rand = random_scalars(n, 971);
+    let cases: Vec<(&str, Vec<Scalar>)> = vec![
+        ("random", rand.clone()),
+        ("mixed", mixed_scalars(&rand)),
+        ("all-equal", vec![rand[0]; n]),
+        ("r-1", vec![-Scalar::ONE; n]),
+        (
+            "bits",
+            (0..n).map(|i| Scalar::from((i % 3 % 2) as u64)).collect(),
+        ),
+    ];
+    let tuning = |c, rounds, pairs, windows| MsmTuning {
+        window_bits: Some(c),
+        affine_rounds: Some(rounds),
+        affine_pairs: pairs,
+        affine_windows: windows,
+        ..MsmTuning::default()
+    };
+    let tunings = [
+        tuning(8, 1, None, None),
+        tuning(6, 3, Some(7), Some(5)),
+        tuning(6, 8, Some(1), Some(1)),
+        tuning(11, 2, Some(64), Some(3)),
+        tuning(4, 5, Some(300), None),
+    ];
+    for (what, scalars) in &cases {
+        let want = cuzk::cpu::msm::msm_g1(&points, scalars).to_affine();
+        let on_device_scalars = ctx.upload_scalars(scalars).expect("upload scalars");
+        for tuning in tunings {
+            ctx.set_msm_tuning(tuning);
+            let (host, _) = ctx
+                .msm_g1_timed(&points, scalars)
+                .unwrap_or_else(|e| panic!("{what}, {tuning:?}: {e}"));
+            assert_eq!(host.to_affine(), want, "{what}, host points, {tuning:?}");
+            let (dev, _) = ctx
+                .msm_g1_resident_device_scalars(&on_device, &[], &on_device_scalars, Selection::All)
+                .unwrap_or_else(|e| panic!("{what}, {tuning:?}: {e}"));
+            assert_eq!(dev.to_affine(), want, "{what}, device scalars, {tuning:?}");
+        }
+    }
+    ctx.set_msm_tuning(MsmTuning::default());
+    println!("ok affine rounds");
+}

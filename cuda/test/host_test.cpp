@@ -51,9 +51,11 @@ static void scan_emulated(std::vector<uint32_t>& hist, uint32_t c, uint32_t nwin
 
 // With `windowed` (G1 only) the points are expanded into window points first (stage 0) and
 // every window shares one bucket set, as src/gpu/msm.rs runs an MSM over window points.
+// `rounds` > 0 (G1, per-window sets): that many affine rounds (stage 3b) of P pairs a thread,
+// `affine_group` windows at a time, before the accumulation, as src/gpu/msm.rs runs them.
 template <class F>
 static xyzz_t<F> msm_emulated(const std::vector<affine_t<F>>& pts, std::vector<fr_t> sc, uint32_t c, uint32_t L, uint32_t Kmax,
-                              uint32_t CH, bool windowed = false) {
+                              uint32_t CH, bool windowed = false, uint32_t rounds = 0, uint32_t P = 1, uint32_t affine_group = 1) {
     uint32_t n = pts.size();
     uint32_t nwin = (256 + c - 1) / c, B = 1u << (c - 1), stride = B + 1;
     // The accumulation's view: `sets` sorted lists (windows, or one shared) of `per_set` entries.
@@ -93,8 +95,46 @@ static xyzz_t<F> msm_emulated(const std::vector<affine_t<F>>& pts, std::vector<f
     }
     nwin = sets;  // stages 4-7 see only the bucket sets
     n = per_set;
-    for (uint32_t g = 0; g < nwin * T; g++)
-        msm_accumulate_thread(g, points, sidx.data(), hist.data(), totals.data(), n, nwin, L, T, B, buckets.data(), pieces.data(), pbkt.data());
+    if (rounds == 0 || windowed || !std::is_same<F, fp_t>::value) {
+        for (uint32_t g = 0; g < nwin * T; g++)
+            msm_accumulate_thread(g, points, sidx.data(), hist.data(), totals.data(), n, nwin, L, T, B, buckets.data(), pieces.data(), pbkt.data());
+    } else if constexpr (std::is_same<F, fp_t>::value) {
+        // Each round's list holds at most cap entries a set: sum ceil(k_b / 2) <= (entries + B) / 2.
+        std::vector<uint32_t> caps(rounds);
+        for (uint32_t r = 0, prev = n; r < rounds; r++) prev = caps[r] = (prev + B + 1) / 2;
+        const uint32_t Ta = (std::max(caps[rounds - 1], 1u) + L - 1) / L;  // accumulation slices a set
+        pieces.assign(sets * 2 * std::max(T, Ta), xyzz_t<F>::inf());
+        pbkt.assign(sets * 2 * std::max(T, Ta), 0);
+        T = Ta;
+        for (uint32_t g0 = 0; g0 < sets; g0 += affine_group) {
+            const uint32_t gs = std::min(affine_group, sets - g0);
+            const affine_t<F>* src = points;
+            const uint32_t* idx = sidx.data() + (size_t)g0 * n;
+            uint32_t in_stride = n;
+            std::vector<uint32_t> in_ends(hist.begin() + (size_t)g0 * stride, hist.begin() + (size_t)(g0 + gs) * stride);
+            std::vector<uint32_t> out_ends, out_tot(gs);
+            std::vector<affine_t<F>> bufs[2];
+            for (uint32_t r = 0; r < rounds; r++) {
+                out_ends.assign((size_t)gs * stride, 0);
+                for (uint32_t g = 0; g < gs * stride; g++) msm_affine_counts_thread(g, in_ends.data(), gs, B, out_ends.data());
+                scan_emulated(out_ends, c, gs, CH, out_tot);
+                const uint32_t Tr = (caps[r] + P - 1) / P;
+                std::vector<F> prefix((size_t)P * gs * Tr);
+                bufs[r % 2].assign((size_t)gs * caps[r], affine_t<F>{});
+                for (uint32_t g = 0; g < gs * Tr; g++)
+                    msm_affine_round_thread(g, src, idx, in_stride, in_ends.data(), out_ends.data(), out_tot.data(), gs, B,
+                                            P, Tr, caps[r], bufs[r % 2].data(), prefix.data());
+                src = bufs[r % 2].data();
+                idx = nullptr;
+                in_stride = caps[r];
+                in_ends.swap(out_ends);
+            }
+            for (uint32_t g = 0; g < gs * T; g++)
+                msm_accumulate_thread(g, src, nullptr, in_ends.data(), out_tot.data(), in_stride, gs, L, T, B,
+                                      buckets.data() + (size_t)g0 * B, pieces.data() + (size_t)g0 * 2 * T,
+                                      pbkt.data() + (size_t)g0 * 2 * T);
+        }
+    }
     {
         // The same level loop as src/gpu/msm.rs, with G = L + 3 to vary the chunking.
         const uint32_t G = L + 3;  // G >= 4, or a level need not shrink (2*ceil(S/G) < S)
@@ -298,6 +338,17 @@ int main(int argc, char** argv) {
             if (!msm_matches(msm_emulated(pts, sc, pr[0], pr[1], pr[2], pr[3]), wx, wy)) {
                 fails++;
                 printf("msm case %d (n=%d, c=%u, L=%u, K=%u, CH=%u) wrong\n", cs, n, pr[0], pr[1], pr[2], pr[3]);
+            }
+        }
+        // Affine rounds (stage 3b): c, L, K, CH, rounds, pairs a thread, windows a group.
+        const uint32_t affine_params[][7] = {{4, 1, 2, 1, 1, 1, 1}, {4, 3, 4, 3, 3, 2, 5}, {5, 7, 8, 256, 2, 7, 64},
+                                             {3, 2, 4, 5, 6, 3, 2}, {8, 2, 16, 256, 1, 64, 4}};
+        for (auto& pr : affine_params) {
+            checks++;
+            if (!msm_matches(msm_emulated(pts, sc, pr[0], pr[1], pr[2], pr[3], false, pr[4], pr[5], pr[6]), wx, wy)) {
+                fails++;
+                printf("affine msm case %d (n=%d, c=%u, L=%u, K=%u, CH=%u, rounds=%u, P=%u, group=%u) wrong\n", cs, n,
+                       pr[0], pr[1], pr[2], pr[3], pr[4], pr[5], pr[6]);
             }
         }
         // Window points (stage 0 on its own, then whole MSMs over them with one bucket set);

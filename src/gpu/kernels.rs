@@ -195,10 +195,70 @@ impl GpuContext {
         self.launch(Kernel::MsmScatter, threads(n as u64, BLOCK), 0, args)
     }
 
+    /// `cuzk_msm_affine_counts(const u32* in_ends, u32 sets, u32 B, u32* out_h)`: one thread
+    /// per (set, entry of B + 1): the halved bucket counts of an affine round, laid out for
+    /// the scan to turn into the next round's ends.
+    pub(crate) unsafe fn msm_affine_counts(
+        &self,
+        in_ends: DevPtr<u32>,
+        sets: u32,
+        buckets_per_set: u32,
+        out_h: DevPtr<u32>,
+    ) -> Result<(), GpuError> {
+        let args = Args::new()
+            .arg(in_ends)
+            .arg(sets)
+            .arg(buckets_per_set)
+            .arg(out_h);
+        let grid = threads(sets as u64 * (buckets_per_set as u64 + 1), BLOCK);
+        self.launch(Kernel::MsmAffineCounts, grid, 0, args)
+    }
+
+    /// `cuzk_msm_affine_round(const g1_affine_t* points, const u32* idx, u32 in_stride,
+    /// const u32* in_ends, const u32* out_ends, const u32* out_totals, u32 sets, u32 B, u32 P,
+    /// u32 T, u32 out_stride, g1_affine_t* out, fp_t* prefix)`: one thread per (set, `pairs`
+    /// output positions), `per_set` threads a set. `idx` is the sorted indices in round 0
+    /// (`points` the MSM's), [`DevPtr::NULL`] after it (`points` the previous round's list).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn msm_affine_round(
+        &self,
+        points: DevPtr<G1Affine>,
+        idx: DevPtr<u32>,
+        in_stride: u32,
+        in_ends: DevPtr<u32>,
+        out_ends: DevPtr<u32>,
+        out_totals: DevPtr<u32>,
+        sets: u32,
+        buckets_per_set: u32,
+        pairs: u32,
+        per_set: u32,
+        out_stride: u32,
+        out: DevPtr<G1Affine>,
+        prefix: DevPtr<[u64; 6]>,
+    ) -> Result<(), GpuError> {
+        let args = Args::new()
+            .arg(points)
+            .arg(idx)
+            .arg(in_stride)
+            .arg(in_ends)
+            .arg(out_ends)
+            .arg(out_totals)
+            .arg(sets)
+            .arg(buckets_per_set)
+            .arg(pairs)
+            .arg(per_set)
+            .arg(out_stride)
+            .arg(out)
+            .arg(prefix);
+        let grid = threads(sets as u64 * per_set as u64, EC_BLOCK);
+        self.launch(Kernel::MsmAffineRound, grid, 0, args)
+    }
+
     /// `cuzk_msm_accumulate[_g2](const affine_t* points, const u32* sorted_idx,
     /// const u32* ends, const u32* totals, u32 n, u32 nwin, u32 L, u32 T, u32 B,
     /// xyzz_t* buckets, xyzz_t* pieces, u32* piece_bkt)`: one thread per (window, slice of
-    /// `slice` sorted entries), `slices` per window.
+    /// `slice` sorted entries), `slices` per window. `sorted_idx` [`DevPtr::NULL`]: the
+    /// entries are the points themselves, `n` a window (the last affine round's list).
     #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn msm_accumulate<C: DeviceCurve>(
         &self,

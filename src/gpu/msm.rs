@@ -59,6 +59,8 @@ pub(crate) trait DeviceCurve {
     const XYZZ_BYTES: usize;
     /// The point stages' kernels.
     const KERNELS: CurveKernels;
+    /// Whether the affine rounds (stage 3b of `cuda/msm.cuh`) exist for this curve.
+    const AFFINE_ROUNDS: bool;
     /// A window sum as the device leaves it (X, Y, ZZ, ZZZ, Montgomery limbs).
     fn from_xyzz(words: &[u64]) -> Self::Projective;
 }
@@ -80,6 +82,7 @@ impl DeviceCurve for G1 {
         bucket_reduce: Kernel::MsmBucketReduce,
         tree_reduce: Kernel::MsmTreeReduce,
     };
+    const AFFINE_ROUNDS: bool = true;
     fn from_xyzz(words: &[u64]) -> G1Projective {
         xyzz_to_g1(words)
     }
@@ -97,6 +100,7 @@ impl DeviceCurve for G2 {
         bucket_reduce: Kernel::MsmBucketReduceG2,
         tree_reduce: Kernel::MsmTreeReduceG2,
     };
+    const AFFINE_ROUNDS: bool = false;
     fn from_xyzz(words: &[u64]) -> G2Projective {
         xyzz_to_g2(words)
     }
@@ -238,6 +242,75 @@ fn window_groups(nwin: u32, per_launch: u32) -> impl Iterator<Item = std::ops::R
 /// launch's read of the scalars included.
 const SCATTER_ALONE: u32 = 8;
 
+/// At most this many affine rounds (a bucket of 2^8 entries, 2^27 points at c = 20, is down to
+/// one after 8).
+const MAX_AFFINE_ROUNDS: usize = 8;
+/// Pairs a thread of an affine round takes by default (`MsmTuning::affine_pairs`): its one
+/// Fermat inversion (~570 products) then costs ~2 products a pair, against the 6 of the pair's
+/// own addition.
+const AFFINE_PAIRS: u32 = 256;
+/// Device bytes the affine rounds' lists and running products may take at once by default:
+/// the windows go through their rounds in groups that fit (2^27 points: ~12 GB a window).
+const AFFINE_BYTES: usize = 16 << 30;
+
+/// The affine rounds of one MSM (stage 3b of `cuda/msm.cuh`).
+#[derive(Clone, Copy, Debug)]
+struct AffinePlan {
+    rounds: usize,
+    /// Pairs per thread.
+    pairs: u32,
+    /// Windows whose rounds run together (the last group may have fewer).
+    windows: u32,
+    /// Entries each round's list can hold a window: sum ceil(k_b / 2) <= (entries + B) / 2.
+    caps: [u32; MAX_AFFINE_ROUNDS],
+    /// Accumulation slices a window over the last list.
+    slices: u32,
+}
+
+impl AffinePlan {
+    /// The rounds asked for, as long as each still shrinks the lists by a quarter or more
+    /// (the lists' bound stays above B + 1); none over window points or without the kernels.
+    fn new(n: u32, buckets: u32, nwin: u32, slice: u32, tuning: &MsmTuning) -> Option<AffinePlan> {
+        let asked = (tuning.affine_rounds.unwrap_or(0) as usize).min(MAX_AFFINE_ROUNDS);
+        let mut caps = [0u32; MAX_AFFINE_ROUNDS];
+        let (mut rounds, mut cap) = (0, n as u64);
+        while rounds < asked && cap > 2 * (buckets as u64 + 1) {
+            cap = (cap + buckets as u64 + 1) / 2;
+            caps[rounds] = cap as u32;
+            rounds += 1;
+        }
+        if rounds == 0 {
+            return None;
+        }
+        let pairs = tuning.affine_pairs.unwrap_or(AFFINE_PAIRS).clamp(1, 4096);
+        let per_window = Self::window_bytes(&caps[..rounds], pairs, buckets);
+        let windows = tuning
+            .affine_windows
+            .unwrap_or((AFFINE_BYTES / per_window.max(1)) as u32)
+            .clamp(1, nwin);
+        Some(AffinePlan {
+            rounds,
+            pairs,
+            windows,
+            caps,
+            slices: caps[rounds - 1].div_ceil(slice),
+        })
+    }
+
+    /// Threads a window of round r.
+    fn threads(&self, r: usize) -> u32 {
+        self.caps[r].div_ceil(self.pairs)
+    }
+
+    /// Device bytes a window's rounds hold: the two lists they alternate between (rounds 0
+    /// and 1 are the largest), round 0's running products, and two rows of ends.
+    fn window_bytes(caps: &[u32], pairs: u32, buckets: u32) -> usize {
+        let list = |r: usize| caps.get(r).map_or(0, |&c| c as usize * 96);
+        let prefix = caps[0].div_ceil(pairs) as usize * pairs as usize * 48;
+        list(0) + list(1) + prefix + 2 * (buckets as usize + 1) * 4
+    }
+}
+
 /// The parameters of one MSM run.
 #[derive(Clone, Copy, Debug)]
 struct Plan {
@@ -261,11 +334,14 @@ struct Plan {
     /// Windows per histogram launch over scalars already on the device: all of them (one
     /// launch) unless `MsmTuning::hist_windows` says otherwise.
     hist_windows: u32,
+    /// Affine rounds before the accumulation, if any.
+    affine: Option<AffinePlan>,
 }
 
 impl Plan {
-    /// `window_points`: the window size the points were expanded for, if they were.
-    fn new(n: usize, window_points: Option<u32>, tuning: &MsmTuning) -> Plan {
+    /// `window_points`: the window size the points were expanded for, if they were;
+    /// `affine_rounds`: whether the curve has the affine rounds' kernels.
+    fn new(n: usize, window_points: Option<u32>, affine_rounds: bool, tuning: &MsmTuning) -> Plan {
         let c = window_points.unwrap_or_else(|| window_bits(n, tuning));
         let nwin = 256u32.div_ceil(c);
         let shared = window_points.is_some();
@@ -298,11 +374,109 @@ impl Plan {
                 ),
             },
             hist_windows: tuning.hist_windows.unwrap_or(nwin).clamp(1, nwin),
+            affine: if affine_rounds && !shared {
+                AffinePlan::new(n as u32, buckets, nwin, slice, tuning)
+            } else {
+                None
+            },
         }
     }
 }
 
+/// A group of windows' last affine list, as the accumulation reads it (its entries are the
+/// points, `stride` a window).
+#[derive(Clone, Copy)]
+struct AffineList<A> {
+    points: DevPtr<A>,
+    ends: DevPtr<u32>,
+    totals: DevPtr<u32>,
+    stride: u32,
+    windows: u32,
+}
+
 impl GpuContext {
+    /// Stage 3b: the affine rounds of each group of `a.windows` windows, then `accumulate`
+    /// (stage 4 over that group's last list; `w0` its first window). `points` are G1 points
+    /// (`DeviceCurve::AFFINE_ROUNDS`); `hist` holds the cursors after the scatter and
+    /// `scan` room for the scan's chunk sums of all windows.
+    #[allow(clippy::too_many_arguments)]
+    fn msm_affine_rounds<A>(
+        &mut self,
+        p: &Plan,
+        a: &AffinePlan,
+        points: DevPtr<A>,
+        sidx: DevPtr<u32>,
+        hist: DevPtr<u32>,
+        scan: DevPtr<u32>,
+        accumulate: impl Fn(&GpuContext, u32, AffineList<A>) -> Result<(), GpuError>,
+    ) -> Result<(), GpuError> {
+        let g = a.windows as usize;
+        let stride = p.buckets as usize + 1;
+        let cap = |r: usize| a.caps.get(r).copied().unwrap_or(0).max(1) as usize;
+        let lists = [
+            self.scratch::<G1Affine>(Scratch::MsmAffinePoints, g * cap(0))?,
+            self.scratch::<G1Affine>(Scratch::MsmAffinePoints2, g * cap(1))?,
+        ];
+        let ends = [
+            self.scratch::<u32>(Scratch::MsmAffineEnds, g * stride)?,
+            self.scratch::<u32>(Scratch::MsmAffineEnds2, g * stride)?,
+        ];
+        let totals = [
+            self.scratch::<u32>(Scratch::MsmAffineTotals, g)?,
+            self.scratch::<u32>(Scratch::MsmAffineTotals2, g)?,
+        ];
+        let prefix = self.scratch::<[u64; 6]>(
+            Scratch::MsmAffinePrefix,
+            g * a.threads(0) as usize * a.pairs as usize,
+        )?;
+        for w0 in (0..p.nwin).step_by(g) {
+            let windows = (w0 + a.windows).min(p.nwin) - w0;
+            let (mut src, mut idx) = (
+                points.cast::<G1Affine>(),
+                sidx.add(w0 as usize * p.n as usize),
+            );
+            let (mut in_stride, mut in_ends, mut in_totals) =
+                (p.n, hist.add(w0 as usize * stride), DevPtr::NULL);
+            for r in 0..a.rounds {
+                let (out, out_ends, out_totals) = (lists[r % 2], ends[r % 2], totals[r % 2]);
+                // SAFETY: the lists, ends, totals and running products were sized above for
+                // `a.windows` windows of this plan; `hist` and `sidx` hold every window's.
+                unsafe {
+                    self.msm_affine_counts(in_ends, windows, p.buckets, out_ends)?;
+                    self.msm_scan_chunk_sums(out_ends, p.c, windows, p.scan_chunk, scan)?;
+                    self.msm_scan_chunk_offsets(scan, p.c, windows, p.scan_chunk, out_totals)?;
+                    self.msm_scan_apply(out_ends, p.c, windows, p.scan_chunk, scan)?;
+                    self.msm_affine_round(
+                        src,
+                        idx,
+                        in_stride,
+                        in_ends,
+                        out_ends,
+                        out_totals,
+                        windows,
+                        p.buckets,
+                        a.pairs,
+                        a.threads(r),
+                        a.caps[r],
+                        out,
+                        prefix,
+                    )?;
+                }
+                (src, idx) = (out, DevPtr::NULL);
+                (in_stride, in_ends, in_totals) = (a.caps[r], out_ends, out_totals);
+            }
+            let list = AffineList {
+                points: src.cast::<A>(),
+                ends: in_ends,
+                totals: in_totals,
+                stride: in_stride,
+                windows,
+            };
+            accumulate(self, w0, list)?;
+        }
+        Ok(())
+    }
+
     /// Sets the MSM overrides (benchmarks; a context starts with none).
     pub fn set_msm_tuning(&mut self, tuning: MsmTuning) {
         self.msm_tuning = tuning;
@@ -546,11 +720,13 @@ impl GpuContext {
             Points::Windowed { c, .. } => Some(c),
             _ => None,
         };
-        let p = Plan::new(len, window_points, &self.msm_tuning);
+        let p = Plan::new(len, window_points, C::AFFINE_ROUNDS, &self.msm_tuning);
         let n = p.n as usize;
         // Stages 2 and 4-7 run over `sets` bucket sets (windows, or one shared).
         let (nwin, sets, nb) = (p.nwin as usize, p.sets as usize, p.buckets as usize);
-        let t2 = 2 * p.slices as usize;
+        // Accumulation slices a set: over the sorted lists, or over the last affine round's.
+        let acc_slices = p.affine.map_or(p.slices, |a| a.slices);
+        let t2 = 2 * p.slices.max(acc_slices) as usize;
         let hist_len = sets * (nb + 1);
 
         let d_points = match points {
@@ -653,16 +829,36 @@ impl GpuContext {
             }
         }
         let e2 = self.mark()?;
-        unsafe {
-            self.msm_accumulate::<C>(
-                d_points, d_sidx, d_hist, // the cursors: where each bucket's run ends
-                d_totals, p.per_set, p.sets, p.slice, p.slices, p.buckets, d_buckets, d_pieces,
-                d_pbkt,
-            )?;
+        if let Some(a) = p.affine {
+            let accumulate = |ctx: &GpuContext, w0: u32, list: AffineList<C::Affine>| unsafe {
+                ctx.msm_accumulate::<C>(
+                    list.points,
+                    DevPtr::NULL,
+                    list.ends,
+                    list.totals,
+                    list.stride,
+                    list.windows,
+                    p.slice,
+                    a.slices,
+                    p.buckets,
+                    d_buckets.add(w0 as usize * nb),
+                    d_pieces.add(w0 as usize * 2 * a.slices as usize),
+                    d_pbkt.add(w0 as usize * 2 * a.slices as usize),
+                )
+            };
+            self.msm_affine_rounds(&p, &a, d_points, d_sidx, d_hist, d_scan, accumulate)?;
+        } else {
+            unsafe {
+                self.msm_accumulate::<C>(
+                    d_points, d_sidx, d_hist, // the cursors: where each bucket's run ends
+                    d_totals, p.per_set, p.sets, p.slice, p.slices, p.buckets, d_buckets, d_pieces,
+                    d_pbkt,
+                )?;
+            }
         }
         let e2b = self.mark()?;
         let (mut in_pc, mut in_pb, mut out_pc, mut out_pb) = (d_pieces, d_pbkt, d_pieces2, d_pbkt2);
-        let mut slots = 2 * p.slices;
+        let mut slots = 2 * acc_slices;
         loop {
             unsafe {
                 self.msm_merge_pieces::<C>(

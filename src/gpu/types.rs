@@ -213,17 +213,28 @@ pub struct MsmTuning {
     /// A window has a scatter launch of its own when it holds at least n / this many entries
     /// (`CUZK_MSM_SCATTER_ALONE`, default 8); the windows with fewer share one launch.
     pub scatter_alone: Option<u32>,
+    /// Affine rounds before the accumulation (`CUZK_MSM_AFFINE_ROUNDS`, G1; 0 for none):
+    /// each adds every bucket's entries in pairs with one inversion per thread's pairs.
+    pub affine_rounds: Option<u32>,
+    /// Pairs per thread of an affine round, sharing its inversion (`CUZK_MSM_AFFINE_PAIRS`).
+    pub affine_pairs: Option<u32>,
+    /// Windows whose affine rounds run at once (`CUZK_MSM_AFFINE_WINDOWS`); by default as
+    /// many as fit in `AFFINE_BYTES` (msm.rs) of lists.
+    pub affine_windows: Option<u32>,
 }
 
 impl MsmTuning {
     /// The environment variables, in the order of the fields.
-    pub const VARS: [&'static str; 6] = [
+    pub const VARS: [&'static str; 9] = [
         "CUZK_MSM_WINDOW",
         "CUZK_MSM_SLICE",
         "CUZK_MSM_REDUCE_THREADS",
         "CUZK_MSM_SCATTER_WINDOWS",
         "CUZK_MSM_HIST_WINDOWS",
         "CUZK_MSM_SCATTER_ALONE",
+        "CUZK_MSM_AFFINE_ROUNDS",
+        "CUZK_MSM_AFFINE_PAIRS",
+        "CUZK_MSM_AFFINE_WINDOWS",
     ];
 
     /// The field of variable `VARS[i]`.
@@ -235,6 +246,9 @@ impl MsmTuning {
             3 => &mut self.scatter_windows,
             4 => &mut self.hist_windows,
             5 => &mut self.scatter_alone,
+            6 => &mut self.affine_rounds,
+            7 => &mut self.affine_pairs,
+            8 => &mut self.affine_windows,
             _ => return None,
         })
     }
@@ -306,6 +320,17 @@ mod tests {
                 hist_windows: Some(1),
                 scatter_windows: Some(2),
                 scatter_alone: Some(4),
+                ..MsmTuning::default()
+            })
+        );
+        assert_eq!(
+            MsmTuning::parse(
+                "CUZK_MSM_AFFINE_ROUNDS=3,CUZK_MSM_AFFINE_PAIRS=128,CUZK_MSM_AFFINE_WINDOWS=2"
+            ),
+            Ok(MsmTuning {
+                affine_rounds: Some(3),
+                affine_pairs: Some(128),
+                affine_windows: Some(2),
                 ..MsmTuning::default()
             })
         );

@@ -46,6 +46,15 @@ pub(crate) enum Scratch {
     MsmScanChunks,
     /// Point indices sorted by digit, per window.
     MsmSortedIndices,
+    /// The affine rounds' lists (rounds alternate between the two), their ends and entry
+    /// counts (likewise), and the running products of each thread's denominators.
+    MsmAffinePoints,
+    MsmAffinePoints2,
+    MsmAffineEnds,
+    MsmAffineEnds2,
+    MsmAffineTotals,
+    MsmAffineTotals2,
+    MsmAffinePrefix,
     /// Bucket sums, per window.
     MsmBuckets,
     /// Per-slice partial bucket sums and their buckets, and the merge's second level.

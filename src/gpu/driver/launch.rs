@@ -19,6 +19,8 @@ pub(crate) enum Kernel {
     MsmScanChunkOffsets,
     MsmScanApply,
     MsmScatter,
+    MsmAffineCounts,
+    MsmAffineRound,
     MsmAccumulate,
     MsmMergePieces,
     MsmBucketReduce,
@@ -40,13 +42,15 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// Every kernel, in declaration order (a kernel's index is its place here).
-    pub(crate) const ALL: [Kernel; 23] = [
+    pub(crate) const ALL: [Kernel; 25] = [
         Kernel::MsmWindowPoints,
         Kernel::MsmScalarsHist,
         Kernel::MsmScanChunkSums,
         Kernel::MsmScanChunkOffsets,
         Kernel::MsmScanApply,
         Kernel::MsmScatter,
+        Kernel::MsmAffineCounts,
+        Kernel::MsmAffineRound,
         Kernel::MsmAccumulate,
         Kernel::MsmMergePieces,
         Kernel::MsmBucketReduce,
@@ -84,6 +88,8 @@ impl Kernel {
             Kernel::MsmScanChunkOffsets => c"cuzk_msm_scan_chunk_offsets",
             Kernel::MsmScanApply => c"cuzk_msm_scan_apply",
             Kernel::MsmScatter => c"cuzk_msm_scatter",
+            Kernel::MsmAffineCounts => c"cuzk_msm_affine_counts",
+            Kernel::MsmAffineRound => c"cuzk_msm_affine_round",
             Kernel::MsmAccumulate => c"cuzk_msm_accumulate",
             Kernel::MsmMergePieces => c"cuzk_msm_merge_pieces",
             Kernel::MsmBucketReduce => c"cuzk_msm_bucket_reduce",

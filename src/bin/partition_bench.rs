@@ -18,6 +18,8 @@
 //! phase on the CPU too and requires the same four MSM results (minutes per proof at 32GiB).
 //! `--cpu` runs the start phase on the CPU instead of the GPU (any machine; a, b and c by the
 //! CPU mat-vec).
+//! The `CUZK_MSM_*` variables override the GPU's MSM tuning as they do for gpu_bench
+//! (`MsmTuning::from_env`), e.g. `CUZK_MSM_AFFINE_ROUNDS=0` for the MSM without affine rounds.
 
 use std::time::Instant;
 
@@ -139,7 +141,14 @@ fn main() {
             Ok(_) => return println!("SKIP: no CUDA device (--cpu proves on the CPU)"),
             Err(e) => return println!("SKIP: {e} (--cpu proves on the CPU)"),
         }
-        Some(GpuStart::new(0).expect("GPU 0"))
+        let start = GpuStart::new(0).expect("GPU 0");
+        // The MSM overrides gpu_bench takes (`CUZK_MSM_*`), for side-by-side runs.
+        let tuning = gpu::MsmTuning::from_env();
+        if tuning != gpu::MsmTuning::default() {
+            println!("MSM tuning: {tuning:?}");
+        }
+        start.set_msm_tuning(tuning);
+        Some(start)
     };
     let (backend, on): (&dyn StartPhase, &str) = match &gpu {
         Some(g) => (g, "GPU"),

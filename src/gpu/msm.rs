@@ -246,12 +246,33 @@ const SCATTER_ALONE: u32 = 8;
 /// one after 8).
 const MAX_AFFINE_ROUNDS: usize = 8;
 /// Pairs a thread of an affine round takes by default (`MsmTuning::affine_pairs`): its one
-/// Fermat inversion (~570 products) then costs ~2 products a pair, against the 6 of the pair's
+/// Fermat inversion (~570 products) then costs ~1 product a pair, against the 6 of the pair's
 /// own addition.
-const AFFINE_PAIRS: u32 = 256;
-/// Device bytes the affine rounds' lists and running products may take at once by default:
-/// the windows go through their rounds in groups that fit (2^27 points: ~12 GB a window).
-const AFFINE_BYTES: usize = 16 << 30;
+const AFFINE_PAIRS: u32 = 512;
+/// The scratch buffers of the affine rounds (what their window groups may reuse).
+const AFFINE_SCRATCH: [Scratch; 7] = [
+    Scratch::MsmAffinePoints,
+    Scratch::MsmAffinePoints2,
+    Scratch::MsmAffineEnds,
+    Scratch::MsmAffineEnds2,
+    Scratch::MsmAffineTotals,
+    Scratch::MsmAffineTotals2,
+    Scratch::MsmAffinePrefix,
+];
+
+/// Affine rounds by default for n entries a window over B buckets: one from 16 entries a
+/// bucket on average, two from 128 (H200, c = 20, kernels: 2^24 random scalars 124.1 ms
+/// without, 121.4 with one, 127.2 with two; 2^27 on the device 926.5 without, 905.1 / 898.4
+/// / 920.7 with 1 / 2 / 4, notes/runs.md session 23).
+fn affine_rounds(n: u32, buckets: u32, tuning: &MsmTuning) -> usize {
+    let per_bucket = n / buckets.max(1);
+    let default = match per_bucket {
+        _ if per_bucket >= 128 => 2,
+        _ if per_bucket >= 16 => 1,
+        _ => 0,
+    };
+    (tuning.affine_rounds.unwrap_or(default) as usize).min(MAX_AFFINE_ROUNDS)
+}
 
 /// The affine rounds of one MSM (stage 3b of `cuda/msm.cuh`).
 #[derive(Clone, Copy, Debug)]
@@ -259,8 +280,11 @@ struct AffinePlan {
     rounds: usize,
     /// Pairs per thread.
     pairs: u32,
-    /// Windows whose rounds run together (the last group may have fewer).
-    windows: u32,
+    /// Windows whose rounds run together (`MsmTuning::affine_windows`); by default as many
+    /// as half the device memory still free to the context holds.
+    windows: Option<u32>,
+    /// Device bytes a window's rounds hold.
+    window_bytes: usize,
     /// Entries each round's list can hold a window: sum ceil(k_b / 2) <= (entries + B) / 2.
     caps: [u32; MAX_AFFINE_ROUNDS],
     /// Accumulation slices a window over the last list.
@@ -270,8 +294,8 @@ struct AffinePlan {
 impl AffinePlan {
     /// The rounds asked for, as long as each still shrinks the lists by a quarter or more
     /// (the lists' bound stays above B + 1); none over window points or without the kernels.
-    fn new(n: u32, buckets: u32, nwin: u32, slice: u32, tuning: &MsmTuning) -> Option<AffinePlan> {
-        let asked = (tuning.affine_rounds.unwrap_or(0) as usize).min(MAX_AFFINE_ROUNDS);
+    fn new(n: u32, buckets: u32, slice: u32, tuning: &MsmTuning) -> Option<AffinePlan> {
+        let asked = affine_rounds(n, buckets, tuning);
         let mut caps = [0u32; MAX_AFFINE_ROUNDS];
         let (mut rounds, mut cap) = (0, n as u64);
         while rounds < asked && cap > 2 * (buckets as u64 + 1) {
@@ -283,15 +307,11 @@ impl AffinePlan {
             return None;
         }
         let pairs = tuning.affine_pairs.unwrap_or(AFFINE_PAIRS).clamp(1, 4096);
-        let per_window = Self::window_bytes(&caps[..rounds], pairs, buckets);
-        let windows = tuning
-            .affine_windows
-            .unwrap_or((AFFINE_BYTES / per_window.max(1)) as u32)
-            .clamp(1, nwin);
         Some(AffinePlan {
             rounds,
             pairs,
-            windows,
+            windows: tuning.affine_windows.map(|w| w.max(1)),
+            window_bytes: Self::window_bytes(&caps[..rounds], pairs, buckets),
             caps,
             slices: caps[rounds - 1].div_ceil(slice),
         })
@@ -375,7 +395,7 @@ impl Plan {
             },
             hist_windows: tuning.hist_windows.unwrap_or(nwin).clamp(1, nwin),
             affine: if affine_rounds && !shared {
-                AffinePlan::new(n as u32, buckets, nwin, slice, tuning)
+                AffinePlan::new(n as u32, buckets, slice, tuning)
             } else {
                 None
             },
@@ -395,7 +415,7 @@ struct AffineList<A> {
 }
 
 impl GpuContext {
-    /// Stage 3b: the affine rounds of each group of `a.windows` windows, then `accumulate`
+    /// Stage 3b: the affine rounds of each group of `group` windows, then `accumulate`
     /// (stage 4 over that group's last list; `w0` its first window). `points` are G1 points
     /// (`DeviceCurve::AFFINE_ROUNDS`); `hist` holds the cursors after the scatter and
     /// `scan` room for the scan's chunk sums of all windows.
@@ -404,13 +424,14 @@ impl GpuContext {
         &mut self,
         p: &Plan,
         a: &AffinePlan,
+        group: u32,
         points: DevPtr<A>,
         sidx: DevPtr<u32>,
         hist: DevPtr<u32>,
         scan: DevPtr<u32>,
         accumulate: impl Fn(&GpuContext, u32, AffineList<A>) -> Result<(), GpuError>,
     ) -> Result<(), GpuError> {
-        let g = a.windows as usize;
+        let g = group as usize;
         let stride = p.buckets as usize + 1;
         let cap = |r: usize| a.caps.get(r).copied().unwrap_or(0).max(1) as usize;
         let lists = [
@@ -430,7 +451,7 @@ impl GpuContext {
             g * a.threads(0) as usize * a.pairs as usize,
         )?;
         for w0 in (0..p.nwin).step_by(g) {
-            let windows = (w0 + a.windows).min(p.nwin) - w0;
+            let windows = (w0 + group).min(p.nwin) - w0;
             let (mut src, mut idx) = (
                 points.cast::<G1Affine>(),
                 sidx.add(w0 as usize * p.n as usize),
@@ -440,7 +461,7 @@ impl GpuContext {
             for r in 0..a.rounds {
                 let (out, out_ends, out_totals) = (lists[r % 2], ends[r % 2], totals[r % 2]);
                 // SAFETY: the lists, ends, totals and running products were sized above for
-                // `a.windows` windows of this plan; `hist` and `sidx` hold every window's.
+                // `group` windows of this plan; `hist` and `sidx` hold every window's.
                 unsafe {
                     self.msm_affine_counts(in_ends, windows, p.buckets, out_ends)?;
                     self.msm_scan_chunk_sums(out_ends, p.c, windows, p.scan_chunk, scan)?;
@@ -724,8 +745,20 @@ impl GpuContext {
         let n = p.n as usize;
         // Stages 2 and 4-7 run over `sets` bucket sets (windows, or one shared).
         let (nwin, sets, nb) = (p.nwin as usize, p.sets as usize, p.buckets as usize);
+        // The affine rounds run in groups of windows that fit the memory still free, and not
+        // at all when one window does not: they must never cost the caller a refusal.
+        let affine = match p.affine {
+            Some(a) => {
+                let windows = match a.windows {
+                    Some(w) => w,
+                    None => (self.scratch_room(&AFFINE_SCRATCH)? / 2 / a.window_bytes) as u32,
+                };
+                (windows > 0).then_some((a, windows.min(p.nwin)))
+            }
+            None => None,
+        };
         // Accumulation slices a set: over the sorted lists, or over the last affine round's.
-        let acc_slices = p.affine.map_or(p.slices, |a| a.slices);
+        let acc_slices = affine.map_or(p.slices, |(a, _)| a.slices);
         let t2 = 2 * p.slices.max(acc_slices) as usize;
         let hist_len = sets * (nb + 1);
 
@@ -829,7 +862,7 @@ impl GpuContext {
             }
         }
         let e2 = self.mark()?;
-        if let Some(a) = p.affine {
+        if let Some((a, windows)) = affine {
             let accumulate = |ctx: &GpuContext, w0: u32, list: AffineList<C::Affine>| unsafe {
                 ctx.msm_accumulate::<C>(
                     list.points,
@@ -846,7 +879,9 @@ impl GpuContext {
                     d_pbkt.add(w0 as usize * 2 * a.slices as usize),
                 )
             };
-            self.msm_affine_rounds(&p, &a, d_points, d_sidx, d_hist, d_scan, accumulate)?;
+            self.msm_affine_rounds(
+                &p, &a, windows, d_points, d_sidx, d_hist, d_scan, accumulate,
+            )?;
         } else {
             unsafe {
                 self.msm_accumulate::<C>(

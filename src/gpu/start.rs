@@ -426,6 +426,13 @@ impl GpuStart {
         }
     }
 
+    /// The MSM overrides on this device ([`GpuContext::set_msm_tuning`]): for benchmarks.
+    pub fn set_msm_tuning(&self, tuning: super::MsmTuning) {
+        if let Ok(mut s) = self.state.lock() {
+            s.ctx.set_msm_tuning(tuning);
+        }
+    }
+
     /// Overlapped or in-order (the default) H-step uploads on this device
     /// ([`GpuContext::set_overlap_uploads`]): for benchmarks that compare the two.
     pub fn set_overlap_uploads(&self, on: bool) {

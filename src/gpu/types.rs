@@ -214,12 +214,14 @@ pub struct MsmTuning {
     /// (`CUZK_MSM_SCATTER_ALONE`, default 8); the windows with fewer share one launch.
     pub scatter_alone: Option<u32>,
     /// Affine rounds before the accumulation (`CUZK_MSM_AFFINE_ROUNDS`, G1; 0 for none):
-    /// each adds every bucket's entries in pairs with one inversion per thread's pairs.
+    /// each adds every bucket's entries in pairs with one inversion per thread's pairs. By
+    /// default 1 from 16 points a bucket, 2 from 128 (2^24 points at c = 20: 1; 2^27: 2).
     pub affine_rounds: Option<u32>,
     /// Pairs per thread of an affine round, sharing its inversion (`CUZK_MSM_AFFINE_PAIRS`).
     pub affine_pairs: Option<u32>,
     /// Windows whose affine rounds run at once (`CUZK_MSM_AFFINE_WINDOWS`); by default as
-    /// many as fit in `AFFINE_BYTES` (msm.rs) of lists.
+    /// many as half the device memory still free to the context holds (none when one
+    /// window does not fit: the MSM then runs without them).
     pub affine_windows: Option<u32>,
 }
 

@@ -330,6 +330,21 @@ impl GpuContext {
     }
 
     /// The scratch buffer `name` with room for at least `len` `T`s (contents undefined).
+    /// Device bytes scratch buffers named `reusable` could grow to without a refusal: what
+    /// this context may still allocate (its limit less what it holds, at most what the device
+    /// has free) plus what those buffers already hold.
+    pub(crate) fn scratch_room(&self, reusable: &[Scratch]) -> Result<usize, GpuError> {
+        self.bind()?;
+        let (free, _) = check(result::mem_get_info(), "cuMemGetInfo")?;
+        let held: usize = reusable
+            .iter()
+            .filter_map(|n| self.scratch.get(n))
+            .map(|b| b.bytes)
+            .sum();
+        let allowed = self.ledger.limit().saturating_sub(self.ledger.in_use());
+        Ok(allowed.min(free) + held)
+    }
+
     pub(crate) fn scratch<T>(&mut self, name: Scratch, len: usize) -> Result<DevPtr<T>, GpuError> {
         let bytes = len * std::mem::size_of::<T>();
         if let Some(b) = self.scratch.get(&name) {

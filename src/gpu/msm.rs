@@ -260,18 +260,18 @@ const AFFINE_SCRATCH: [Scratch; 7] = [
     Scratch::MsmAffinePrefix,
 ];
 
-/// Affine rounds by default for n entries a window over B buckets: one from 16 entries a
-/// bucket on average, two from 128 (H200, c = 20, kernels: 2^24 random scalars 124.1 ms
-/// without, 121.4 with one, 127.2 with two; 2^27 on the device 926.5 without, 905.1 / 898.4
-/// / 920.7 with 1 / 2 / 4, notes/runs.md session 23).
-fn affine_rounds(n: u32, buckets: u32, tuning: &MsmTuning) -> usize {
-    let per_bucket = n / buckets.max(1);
-    let default = match per_bucket {
+/// Affine rounds by default for the windows' mean entries a bucket (the sort's counts): one
+/// from 16, two from 128, three from 256. On an H200 at c = 20 (kernels, notes/runs.md session
+/// 23): 2^24 uniform scalars (32 a bucket) 124.1 ms without, 121.3 with one, 127.2 with two;
+/// 2^27 on the device (256) 926.3 without, 825.5 with two, 815.2 with three; a 0/1-heavy
+/// witness at 2^24 (~9) 45.5 without, 46.4 with one.
+fn default_affine_rounds(per_bucket: u64) -> u32 {
+    match per_bucket {
+        _ if per_bucket >= 256 => 3,
         _ if per_bucket >= 128 => 2,
         _ if per_bucket >= 16 => 1,
         _ => 0,
-    };
-    (tuning.affine_rounds.unwrap_or(default) as usize).min(MAX_AFFINE_ROUNDS)
+    }
 }
 
 /// The affine rounds of one MSM (stage 3b of `cuda/msm.cuh`).
@@ -292,10 +292,20 @@ struct AffinePlan {
 }
 
 impl AffinePlan {
-    /// The rounds asked for, as long as each still shrinks the lists by a quarter or more
-    /// (the lists' bound stays above B + 1); none over window points or without the kernels.
-    fn new(n: u32, buckets: u32, slice: u32, tuning: &MsmTuning) -> Option<AffinePlan> {
-        let asked = affine_rounds(n, buckets, tuning);
+    /// The rounds asked for (by default for `per_bucket` entries a bucket on average), as
+    /// long as each still shrinks the lists by a quarter or more (their bound stays above
+    /// 2(B + 1)).
+    fn new(
+        n: u32,
+        buckets: u32,
+        slice: u32,
+        tuning: &MsmTuning,
+        per_bucket: u64,
+    ) -> Option<AffinePlan> {
+        let asked = tuning
+            .affine_rounds
+            .unwrap_or_else(|| default_affine_rounds(per_bucket)) as usize;
+        let asked = asked.min(MAX_AFFINE_ROUNDS);
         let mut caps = [0u32; MAX_AFFINE_ROUNDS];
         let (mut rounds, mut cap) = (0, n as u64);
         while rounds < asked && cap > 2 * (buckets as u64 + 1) {
@@ -354,8 +364,9 @@ struct Plan {
     /// Windows per histogram launch over scalars already on the device: all of them (one
     /// launch) unless `MsmTuning::hist_windows` says otherwise.
     hist_windows: u32,
-    /// Affine rounds before the accumulation, if any.
-    affine: Option<AffinePlan>,
+    /// Whether affine rounds may run before the accumulation (G1, per-window lists); how
+    /// many follows from the sort's counts.
+    affine: bool,
 }
 
 impl Plan {
@@ -394,11 +405,7 @@ impl Plan {
                 ),
             },
             hist_windows: tuning.hist_windows.unwrap_or(nwin).clamp(1, nwin),
-            affine: if affine_rounds && !shared {
-                AffinePlan::new(n as u32, buckets, slice, tuning)
-            } else {
-                None
-            },
+            affine: affine_rounds && !shared,
         }
     }
 }
@@ -745,21 +752,9 @@ impl GpuContext {
         let n = p.n as usize;
         // Stages 2 and 4-7 run over `sets` bucket sets (windows, or one shared).
         let (nwin, sets, nb) = (p.nwin as usize, p.sets as usize, p.buckets as usize);
-        // The affine rounds run in groups of windows that fit the memory still free, and not
-        // at all when one window does not: they must never cost the caller a refusal.
-        let affine = match p.affine {
-            Some(a) => {
-                let windows = match a.windows {
-                    Some(w) => w,
-                    None => (self.scratch_room(&AFFINE_SCRATCH)? / 2 / a.window_bytes) as u32,
-                };
-                (windows > 0).then_some((a, windows.min(p.nwin)))
-            }
-            None => None,
-        };
-        // Accumulation slices a set: over the sorted lists, or over the last affine round's.
-        let acc_slices = affine.map_or(p.slices, |(a, _)| a.slices);
-        let t2 = 2 * p.slices.max(acc_slices) as usize;
+        // Accumulation slices a set over the sorted lists; over an affine round's list there
+        // are fewer (it holds fewer than n entries a set, `AffinePlan::new`).
+        let t2 = 2 * p.slices as usize;
         let hist_len = sets * (nb + 1);
 
         let d_points = match points {
@@ -828,6 +823,18 @@ impl GpuContext {
             self.msm_scan_chunk_sums(d_hist, p.c, p.sets, p.scan_chunk, d_scan)?;
             self.msm_scan_chunk_offsets(d_scan, p.c, p.sets, p.scan_chunk, d_totals)?;
             self.msm_scan_apply(d_hist, p.c, p.sets, p.scan_chunk, d_scan)?;
+        }
+        // The windows' entry counts, read back (tens of microseconds) where the scatter's
+        // launches or the affine rounds follow them.
+        let totals = if matches!(p.scatter, ScatterLaunches::ByEntries(_)) || p.affine {
+            let mut totals = vec![0u32; p.sets as usize];
+            self.download(&mut totals, d_totals)?;
+            self.sync()?;
+            totals
+        } else {
+            Vec::new()
+        };
+        unsafe {
             let scatter = |ctx: &GpuContext, w: std::ops::Range<u32>, entries| {
                 ctx.msm_scatter(
                     d_scalars, p.n, p.c, w, p.shared, d_totals, entries, d_hist, d_sidx,
@@ -844,9 +851,6 @@ impl GpuContext {
                     // launch that finds none of its windows still schedules a block per
                     // 256 scalars, ~0.5 ms at 2^27 (13 of them cost a 32GiB partition's L
                     // MSM 8 ms), where the wait for the counts is tens of microseconds.
-                    let mut totals = vec![0u32; p.nwin as usize];
-                    self.download(&mut totals, d_totals)?;
-                    self.sync()?;
                     let mut rest: Option<std::ops::Range<u32>> = None;
                     for (w, &t) in (0..p.nwin).zip(&totals) {
                         if t >= alone {
@@ -861,6 +865,26 @@ impl GpuContext {
                 }
             }
         }
+        // The affine rounds: how many from the mean entries a bucket, in groups of windows that
+        // fit the memory still free, and none when one window does not (they must never cost
+        // the caller a refusal).
+        let entries: u64 = totals.iter().map(|&t| t as u64).sum();
+        let per_bucket = entries / (p.sets as u64 * p.buckets as u64).max(1);
+        let affine = match p.affine {
+            true => AffinePlan::new(p.n, p.buckets, p.slice, &self.msm_tuning, per_bucket),
+            false => None,
+        };
+        let affine = match affine {
+            Some(a) => {
+                let windows = match a.windows {
+                    Some(w) => w,
+                    None => (self.scratch_room(&AFFINE_SCRATCH)? / 2 / a.window_bytes) as u32,
+                };
+                (windows > 0).then_some((a, windows.min(p.nwin)))
+            }
+            None => None,
+        };
+        let acc_slices = affine.map_or(p.slices, |(a, _)| a.slices);
         let e2 = self.mark()?;
         if let Some((a, windows)) = affine {
             let accumulate = |ctx: &GpuContext, w0: u32, list: AffineList<C::Affine>| unsafe {

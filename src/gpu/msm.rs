@@ -261,13 +261,14 @@ const AFFINE_SCRATCH: [Scratch; 7] = [
 ];
 
 /// Affine rounds by default for the windows' mean entries a bucket (the sort's counts): one
-/// from 16, two from 128, three from 256. On an H200 at c = 20 (kernels, notes/runs.md session
+/// from 16, two from 128, three from 192. On an H200 at c = 20 (kernels, notes/runs.md session
 /// 23): 2^24 uniform scalars (32 a bucket) 124.1 ms without, 121.3 with one, 127.2 with two;
-/// 2^27 on the device (256) 926.3 without, 825.5 with two, 815.2 with three; a 0/1-heavy
-/// witness at 2^24 (~9) 45.5 without, 46.4 with one.
+/// 2^27 on the device (just under 256: the top window's digits fill 2^15 of its buckets)
+/// 926.3 without, 825.5 with two, 815.2 with three; a 0/1-heavy witness at 2^24 (~9) 45.5
+/// without, 46.4 with one.
 fn default_affine_rounds(per_bucket: u64) -> u32 {
     match per_bucket {
-        _ if per_bucket >= 256 => 3,
+        _ if per_bucket >= 192 => 3,
         _ if per_bucket >= 128 => 2,
         _ if per_bucket >= 16 => 1,
         _ => 0,

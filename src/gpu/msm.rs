@@ -310,7 +310,7 @@ impl AffinePlan {
         let mut caps = [0u32; MAX_AFFINE_ROUNDS];
         let (mut rounds, mut cap) = (0, n as u64);
         while rounds < asked && cap > 2 * (buckets as u64 + 1) {
-            cap = (cap + buckets as u64 + 1) / 2;
+            cap = (cap + buckets as u64).div_ceil(2);
             caps[rounds] = cap as u32;
             rounds += 1;
         }

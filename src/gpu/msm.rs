@@ -848,7 +848,7 @@ impl GpuContext {
                     }
                 }
                 ScatterLaunches::ByEntries(alone) => {
-                    // The launches follow the windows' entry counts, read back here: a
+                    // The launches follow the windows' entry counts, read back above: a
                     // launch that finds none of its windows still schedules a block per
                     // 256 scalars, ~0.5 ms at 2^27 (13 of them cost a 32GiB partition's L
                     // MSM 8 ms), where the wait for the counts is tens of microseconds.
@@ -871,9 +871,10 @@ impl GpuContext {
         // the caller a refusal).
         let entries: u64 = totals.iter().map(|&t| t as u64).sum();
         let per_bucket = entries / (p.sets as u64 * p.buckets as u64).max(1);
-        let affine = match p.affine {
-            true => AffinePlan::new(p.n, p.buckets, p.slice, &self.msm_tuning, per_bucket),
-            false => None,
+        let affine = if p.affine {
+            AffinePlan::new(p.n, p.buckets, p.slice, &self.msm_tuning, per_bucket)
+        } else {
+            None
         };
         let affine = match affine {
             Some(a) => {

@@ -215,7 +215,8 @@ pub struct MsmTuning {
     pub scatter_alone: Option<u32>,
     /// Affine rounds before the accumulation (`CUZK_MSM_AFFINE_ROUNDS`, G1; 0 for none):
     /// each adds every bucket's entries in pairs with one inversion per thread's pairs. By
-    /// default 1 from 16 points a bucket, 2 from 128 (2^24 points at c = 20: 1; 2^27: 2).
+    /// default from the windows' mean entries a bucket: 1 from 16, 2 from 128, 3 from 192
+    /// (uniform scalars at c = 20: 2^24 points 1, 2^27 3; a mostly 0/1 witness none).
     pub affine_rounds: Option<u32>,
     /// Pairs per thread of an affine round, sharing its inversion (`CUZK_MSM_AFFINE_PAIRS`).
     pub affine_pairs: Option<u32>,

@@ -329,7 +329,6 @@ impl GpuContext {
         alloc_in(&self.ledger, bytes)
     }
 
-    /// The scratch buffer `name` with room for at least `len` `T`s (contents undefined).
     /// Device bytes scratch buffers named `reusable` could grow to without a refusal: what
     /// this context may still allocate (its limit less what it holds, at most what the device
     /// has free) plus what those buffers already hold.
@@ -345,6 +344,7 @@ impl GpuContext {
         Ok(allowed.min(free) + held)
     }
 
+    /// The scratch buffer `name` with room for at least `len` `T`s (contents undefined).
     pub(crate) fn scratch<T>(&mut self, name: Scratch, len: usize) -> Result<DevPtr<T>, GpuError> {
         let bytes = len * std::mem::size_of::<T>();
         if let Some(b) = self.scratch.get(&name) {

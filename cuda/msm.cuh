@@ -360,17 +360,6 @@ HD msm_pair_kind msm_affine_pair_kind(const affine_t<F>& a, const affine_t<F>& b
     return a.y.eq(b.y) ? MSM_PAIR_DBL : MSM_PAIR_INF;
 }
 
-// Entry i of a round's input: a point through the sorted indices (round 0, the sign bit
-// negating y), or the previous round's point i.
-template <class F>
-HD affine_t<F> msm_affine_round_load(const affine_t<F>* points, const uint32_t* idx, size_t i) {
-    if (idx == nullptr) return cuzk_load_affine(points + i);
-    const uint32_t e = idx[i];
-    affine_t<F> p = cuzk_load_affine(points + (e & 0x7fffffffu));
-    if (e >> 31) p.y = p.y.neg();  // the infinity's y = 0 stays 0
-    return p;
-}
-
 // The x of entry i (its sign does not change x).
 HD fp_t msm_affine_round_load_x(const g1_affine_t* points, const uint32_t* idx, size_t i) {
     const g1_affine_t* p = idx == nullptr ? points + i : points + (idx[i] & 0x7fffffffu);
@@ -383,6 +372,14 @@ HD fp_t msm_affine_round_load_x(const g1_affine_t* points, const uint32_t* idx, 
 #endif
 }
 
+// The bucket of a round's output position q, walked to from bkt (either way): the one whose
+// run [ends[b-1], ends[b]) holds q.
+HD uint32_t msm_affine_bucket_near(const uint32_t* out_ends, uint32_t bkt, uint32_t q) {
+    while (out_ends[bkt] <= q) bkt++;
+    while (out_ends[bkt - 1] > q) bkt--;
+    return bkt;
+}
+
 // Where pair q's entries are in the round's input (bucket b's run, j-th pair of it).
 struct msm_affine_slot {
     uint32_t i0;
@@ -391,17 +388,132 @@ struct msm_affine_slot {
         : i0(in_ends[bkt - 1] + 2 * (q - out_ends[bkt - 1])), has_b(i0 + 1 < in_ends[bkt]) {}
 };
 
+// What a pair's entries say besides their points: their signs (applied only when the pair is
+// used, since a negation right after a load would wait for it) and whether it has a second.
+struct msm_affine_pair_meta {
+    uint32_t sign_a, sign_b;
+    bool has_b;
+    HD msm_affine_pair_meta() : sign_a(0), sign_b(0), has_b(false) {}
+};
+
+// Pair s's entries in the round's input (`ea`, `eb`: indices into its points) and its meta.
+HD msm_affine_pair_meta msm_affine_pair_entries(const uint32_t* idx, msm_affine_slot s, uint32_t& ea, uint32_t& eb) {
+    const uint32_t ib = s.has_b ? s.i0 + 1 : s.i0;
+    ea = idx ? idx[s.i0] : s.i0;
+    eb = idx ? idx[ib] : ib;
+    msm_affine_pair_meta m;
+    m.sign_a = ea >> 31;
+    m.sign_b = eb >> 31;
+    m.has_b = s.has_b;
+    ea &= 0x7fffffffu;
+    eb &= 0x7fffffffu;
+    return m;
+}
+
+// The loads of one pair of a round: its points as stored (both the same entry when there is
+// no second), all issued before any is used.
+template <class F>
+struct msm_affine_pair_loads {
+    affine_t<F> a, b;
+    msm_affine_pair_meta meta;
+
+    HD msm_affine_pair_loads() {}
+    HD msm_affine_pair_loads(const affine_t<F>* points, const uint32_t* idx, msm_affine_slot s) {
+        uint32_t ea, eb;
+        meta = msm_affine_pair_entries(idx, s, ea, eb);
+        a = cuzk_load_affine(points + ea);
+        b = cuzk_load_affine(points + eb);
+    }
+};
+
+// The backward pass's next pair on its way (AHEAD forms): on the device two slots of shared
+// memory per thread, filled by cp.async (16-byte copies that hold no registers while they
+// are in flight, so the prefetch costs no occupancy: holding the next pair in registers
+// took 182 of them), in 16-byte chunks thread-minor so a warp's chunks are consecutive
+// words; on the host a copy. Slots alternate, so a copy never lands where the thread is
+// still reading.
+struct alignas(16) cuzk_chunk_t {
+    uint32_t v[4];
+};
+
+template <class F>
+struct msm_affine_ahead {
+    static constexpr uint32_t CHUNKS = sizeof(affine_t<F>) / 16;
+    static_assert(sizeof(affine_t<F>) % 16 == 0, "points move in 16-byte chunks");
+#if defined(__CUDA_ARCH__)
+    static constexpr uint32_t MAX_BLOCK = 128;  // the round kernels' __launch_bounds__
+    cuzk_chunk_t* mine;
+    uint32_t stride;
+    __device__ msm_affine_ahead() {
+        __shared__ cuzk_chunk_t stage[2 * 2 * CHUNKS * MAX_BLOCK];
+        mine = stage + threadIdx.x;
+        stride = blockDim.x;
+    }
+    __device__ cuzk_chunk_t* chunk(uint32_t slot, uint32_t side, uint32_t c) {
+        return mine + ((slot * 2 + side) * CHUNKS + c) * stride;
+    }
+    __device__ void issue(uint32_t slot, uint32_t side, const affine_t<F>* src) {
+#pragma unroll
+        for (uint32_t c = 0; c < CHUNKS; c++) {
+            const uint32_t dst = (uint32_t)__cvta_generic_to_shared(chunk(slot, side, c));
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst),
+                         "l"(reinterpret_cast<const char*>(src) + 16 * c)
+                         : "memory");
+        }
+    }
+    __device__ void commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+    __device__ void wait() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
+    __device__ affine_t<F> take(uint32_t slot, uint32_t side) {
+        union {
+            affine_t<F> p;
+            cuzk_chunk_t c[CHUNKS];
+        } r;
+#pragma unroll
+        for (uint32_t c = 0; c < CHUNKS; c++) r.c[c] = *chunk(slot, side, c);
+        return r.p;
+    }
+#else
+    affine_t<F> pts[2][2];
+    void issue(uint32_t slot, uint32_t side, const affine_t<F>* src) { pts[slot][side] = *src; }
+    void commit() {}
+    void wait() {}
+    affine_t<F> take(uint32_t slot, uint32_t side) const { return pts[slot][side]; }
+#endif
+
+    // Sends pair `s`'s points into `slot`; returns what else take_pair needs.
+    HD msm_affine_pair_meta issue_pair(uint32_t slot, const affine_t<F>* points, const uint32_t* idx,
+                                       msm_affine_slot s) {
+        uint32_t ea, eb;
+        const msm_affine_pair_meta m = msm_affine_pair_entries(idx, s, ea, eb);
+        issue(slot, 0, points + ea);
+        issue(slot, 1, points + eb);
+        commit();
+        return m;
+    }
+    // The pair sent into `slot`, once it is there (everything sent so far is waited for).
+    HD msm_affine_pair_loads<F> take_pair(uint32_t slot, msm_affine_pair_meta meta) {
+        wait();
+        msm_affine_pair_loads<F> l;
+        l.a = take(slot, 0);
+        l.b = take(slot, 1);
+        l.meta = meta;
+        return l;
+    }
+};
+
 // One pair of a round: output position q of its set, in bucket b.
 template <class F>
 struct msm_affine_pair {
     affine_t<F> a, b;
     msm_pair_kind kind;
 
-    HD msm_affine_pair(const affine_t<F>* points, const uint32_t* idx, msm_affine_slot s) {
-        a = msm_affine_round_load(points, idx, s.i0);
-        if (s.has_b) b = msm_affine_round_load(points, idx, s.i0 + 1);
-        kind = msm_affine_pair_kind(a, b, s.has_b);
+    HD explicit msm_affine_pair(const msm_affine_pair_loads<F>& l) : a(l.a), b(l.b) {
+        if (l.meta.sign_a) a.y = a.y.neg();  // the infinity's y = 0 stays 0
+        if (l.meta.sign_b) b.y = b.y.neg();
+        kind = msm_affine_pair_kind(a, b, l.meta.has_b);
     }
+    HD msm_affine_pair(const affine_t<F>* points, const uint32_t* idx, msm_affine_slot s)
+        : msm_affine_pair(msm_affine_pair_loads<F>(points, idx, s)) {}
     HD bool needs_inverse() const { return kind == MSM_PAIR_ADD || kind == MSM_PAIR_DBL; }
     // The denominator of the slope: x_b - x_a, or 2y for a doubling.
     HD F denominator() const { return kind == MSM_PAIR_ADD ? b.x - a.x : a.y.dbl(); }
@@ -432,7 +544,13 @@ struct msm_affine_pair {
 // sorted indices (`points` are then the MSM's points), or null (`points` are the previous
 // round's, `in_stride` a set). `prefix`: P x (sets * T) field elements, position k of thread
 // gid at k * sets * T + gid (consecutive threads, consecutive elements).
-template <class F>
+// K: pairs whose x's the forward pass loads together before multiplying any of them (it has
+// one product a pair, little to hide a load's latency behind, two through round 0's
+// indices; K = 4 takes 166 registers, 128 fit K = 2). AHEAD: the backward pass copies the next
+// pair's points into shared memory (msm_affine_ahead) while it computes this one's sum.
+// Which pays is measured: CUZK_MSM_AFFINE_ROUND_FORMS lists the kernels, and
+// `MsmTuning::affine_form` picks one.
+template <class F, uint32_t K, bool AHEAD>
 HD void msm_affine_round_thread(uint32_t gid, const affine_t<F>* points, const uint32_t* idx, uint32_t in_stride,
                                 const uint32_t* in_ends, const uint32_t* out_ends, const uint32_t* out_totals,
                                 uint32_t sets, uint32_t B, uint32_t P, uint32_t T, uint32_t out_stride,
@@ -450,37 +568,95 @@ HD void msm_affine_round_thread(uint32_t gid, const affine_t<F>* points, const u
     const size_t pstride = (size_t)sets * T;
     // Forward: the running product of the denominators, kept at every position. Only the
     // x's are read, unless they are equal or 0 (the infinity; no point of G1 has x = 0), where
-    // the y's decide what the pair is.
+    // the y's decide what the pair is. A batch's loads all go out before its first product
+    // (past q1 the batch repeats its last pair, unused).
     uint32_t bkt = msm_bucket_at(oe, B, q0);
     F acc = F::one();
-    for (uint32_t q = q0; q < q1; q++) {
-        while (oe[bkt] <= q) bkt++;
-        const msm_affine_slot s(ie, oe, bkt, q);
-        if (s.has_b) {
-            const F xa = msm_affine_round_load_x(src, sidx, s.i0), xb = msm_affine_round_load_x(src, sidx, s.i0 + 1);
-            if (!xa.is_zero() && !xb.is_zero() && !xa.eq(xb)) {
-                acc = acc * (xb - xa);
-            } else {
-                const msm_affine_pair<F> pr(src, sidx, s);
-                if (pr.needs_inverse()) acc = acc * pr.denominator();
-            }
+    for (uint32_t qb = q0; qb < q1; qb += K) {
+        uint32_t ia[K], ib[K], has_b = 0;
+#pragma unroll
+        for (uint32_t k = 0; k < K; k++) {
+            const uint32_t q = qb + k < q1 ? qb + k : q1 - 1;
+            bkt = msm_affine_bucket_near(oe, bkt, q);
+            const msm_affine_slot s(ie, oe, bkt, q);
+            ia[k] = s.i0;
+            ib[k] = s.has_b ? s.i0 + 1 : s.i0;
+            has_b |= (uint32_t)s.has_b << k;
         }
-        prefix[(size_t)(q - q0) * pstride + gid] = acc;
+        F xa[K], xb[K];
+#pragma unroll
+        for (uint32_t k = 0; k < K; k++) {
+            xa[k] = msm_affine_round_load_x(src, sidx, ia[k]);
+            xb[k] = msm_affine_round_load_x(src, sidx, ib[k]);
+        }
+#pragma unroll
+        for (uint32_t k = 0; k < K; k++) {
+            const uint32_t q = qb + k;
+            if (q >= q1) break;
+            if (has_b >> k & 1) {
+                if (!xa[k].is_zero() && !xb[k].is_zero() && !xa[k].eq(xb[k])) {
+                    acc = acc * (xb[k] - xa[k]);
+                } else {
+                    bkt = msm_affine_bucket_near(oe, bkt, q);
+                    const msm_affine_pair<F> pr(src, sidx, msm_affine_slot(ie, oe, bkt, q));
+                    if (pr.needs_inverse()) acc = acc * pr.denominator();
+                }
+            }
+            prefix[(size_t)(q - q0) * pstride + gid] = acc;
+        }
     }
     // Backward: inv is 1 / (the product up to q); the product before q turns it into
-    // 1 / denominator(q), and denominator(q) into 1 / (the product before q).
-    F inv = acc.inverse();
-    for (uint32_t q = q1; q-- > q0;) {
-        while (oe[bkt - 1] > q) bkt--;
-        const msm_affine_pair<F> pr(src, sidx, msm_affine_slot(ie, oe, bkt, q));
+    // 1 / denominator(q), and denominator(q) into 1 / (the product before q). With AHEAD, the
+    // next pair's points are loaded while this one's sum is computed (the first pair's while
+    // the inverse is).
+    // The pair at q, its loads done: its sum into the output.
+    F inv;
+    auto sum_into = [&](uint32_t q, const msm_affine_pair_loads<F>& loads, const F& before) {
+        const msm_affine_pair<F> pr(loads);
         F inv_den = inv;
         if (pr.needs_inverse()) {
-            if (q > q0) inv_den = inv * prefix[(size_t)(q - q0 - 1) * pstride + gid];
+            if (q > q0) inv_den = inv * before;
             inv = inv * pr.denominator();
         }
         dst[q] = pr.sum(inv_den);
+    };
+    // The product before q (one at q0).
+    auto before = [&](uint32_t q) { return q > q0 ? prefix[(size_t)(q - q0 - 1) * pstride + gid] : F::one(); };
+    if constexpr (AHEAD) {
+        msm_affine_ahead<F> ahead;       // declared only here: its shared memory is the AHEAD forms' alone
+        bkt = msm_affine_bucket_near(oe, bkt, q1 - 1);
+        msm_affine_pair_meta next = ahead.issue_pair((q1 - 1) & 1, src, sidx, msm_affine_slot(ie, oe, bkt, q1 - 1));
+        inv = acc.inverse();
+        for (uint32_t q = q1; q-- > q0;) {
+            const F prev = before(q);
+            const msm_affine_pair_loads<F> cur = ahead.take_pair(q & 1, next);
+            if (q > q0) {
+                bkt = msm_affine_bucket_near(oe, bkt, q - 1);
+                next = ahead.issue_pair((q - 1) & 1, src, sidx, msm_affine_slot(ie, oe, bkt, q - 1));
+            }
+            sum_into(q, cur, prev);
+        }
+    } else {
+        inv = acc.inverse();
+        for (uint32_t q = q1; q-- > q0;) {
+            const F prev = before(q);
+            bkt = msm_affine_bucket_near(oe, bkt, q);
+            sum_into(q, msm_affine_pair_loads<F>(src, sidx, msm_affine_slot(ie, oe, bkt, q)), prev);
+        }
     }
 }
+
+// The affine round's kernels (cuzk.cu), in the order of `Kernel::MSM_AFFINE_ROUNDS` and
+// `MsmTuning::affine_form`: name, K, AHEAD, blocks of 128 per SM for __launch_bounds__ (sm_90
+// registers without spills: 126, 128, 166; the AHEAD forms 128, 128, 168 and 48 KB of
+// shared memory).
+#define CUZK_MSM_AFFINE_ROUND_FORMS(X) \
+    X(k1, 1, false, 4)                 \
+    X(k2, 2, false, 4)                 \
+    X(k4, 4, false, 3)                 \
+    X(k1_ahead, 1, true, 4)            \
+    X(k2_ahead, 2, true, 4)            \
+    X(k4_ahead, 4, true, 3)
 
 // 4. one thread per (window, slice of L sorted entries); T slices per window.
 // Stages 4-7 are templates over the coordinate field F: fp_t for G1, fp2_t for G2.

@@ -275,6 +275,15 @@ fn default_affine_rounds(per_bucket: u64) -> u32 {
     }
 }
 
+/// The affine round's kernel for `MsmTuning::affine_form` (form 0 by default; past the last
+/// form, the last). All forms give the same lists; they differ in how their loads overlap
+/// their products (`CUZK_MSM_AFFINE_ROUND_FORMS` in `cuda/msm.cuh`), which only a device
+/// measures.
+fn affine_round_kernel(form: Option<u32>) -> Kernel {
+    let forms = &Kernel::MSM_AFFINE_ROUNDS;
+    forms[(form.unwrap_or(0) as usize).min(forms.len() - 1)]
+}
+
 /// The affine rounds of one MSM (stage 3b of `cuda/msm.cuh`).
 #[derive(Clone, Copy, Debug)]
 struct AffinePlan {
@@ -290,6 +299,8 @@ struct AffinePlan {
     caps: [u32; MAX_AFFINE_ROUNDS],
     /// Accumulation slices a window over the last list.
     slices: u32,
+    /// The round's kernel (`MsmTuning::affine_form`).
+    kernel: Kernel,
 }
 
 impl AffinePlan {
@@ -325,6 +336,7 @@ impl AffinePlan {
             window_bytes: Self::window_bytes(&caps[..rounds], pairs, buckets),
             caps,
             slices: caps[rounds - 1].div_ceil(slice),
+            kernel: affine_round_kernel(tuning.affine_form),
         })
     }
 
@@ -476,6 +488,7 @@ impl GpuContext {
                     self.msm_scan_chunk_offsets(scan, p.c, windows, p.scan_chunk, out_totals)?;
                     self.msm_scan_apply(out_ends, p.c, windows, p.scan_chunk, scan)?;
                     self.msm_affine_round(
+                        a.kernel,
                         src,
                         idx,
                         in_stride,

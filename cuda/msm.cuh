@@ -455,14 +455,23 @@ struct msm_affine_ahead {
     __device__ void issue(uint32_t slot, uint32_t side, const affine_t<F>* src) {
 #pragma unroll
         for (uint32_t c = 0; c < CHUNKS; c++) {
+#if __CUDA_ARCH__ >= 800
             const uint32_t dst = (uint32_t)__cvta_generic_to_shared(chunk(slot, side, c));
             asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst),
                          "l"(reinterpret_cast<const char*>(src) + 16 * c)
                          : "memory");
+#else  // no cp.async before sm_80: a plain copy, which waits for its load here
+            *chunk(slot, side, c) = reinterpret_cast<const cuzk_chunk_t*>(src)[c];
+#endif
         }
     }
+#if __CUDA_ARCH__ >= 800
     __device__ void commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
     __device__ void wait() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
+#else
+    __device__ void commit() {}
+    __device__ void wait() {}
+#endif
     __device__ affine_t<F> take(uint32_t slot, uint32_t side) {
         union {
             affine_t<F> p;

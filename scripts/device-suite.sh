@@ -39,11 +39,13 @@
 #                                      gpu_bench windowed: the G1 MSM over window points for
 #                                      window sizes BITS (default 20,22,23,24) beside the plain
 #                                      MSM over the same resident points, at LOGS (default 24)
-#   scripts/device-suite.sh sweep [LOGS] CONFIGS
+#   scripts/device-suite.sh sweep [LOGS] CONFIGS [FLAGS]
 #                                      gpu_bench sweep: the G1 MSM (points resident) under each
 #                                      `;`-separated tuning configuration at LOGS (default 24),
-#                                      results checked equal; SWEEP_ARGS more of its flags
-#                                      (--scalars bits, --device-scalars), SWEEP_RUNS (5)
+#                                      results checked equal; FLAGS (one word starting with
+#                                      --, e.g. "--device-scalars" or "--scalars bits";
+#                                      else SWEEP_ARGS) more of its flags, SWEEP_RUNS runs
+#                                      (5); several sweeps may follow each other in one call
 #   scripts/device-suite.sh ntt-peer [LOGS]
 #                                      cuzk's NTT (gpu_bench ntt) and sppark's (sppark_ntt,
 #                                      peer/sppark_ntt/build.sh's, in .devbin-sppark/) at LOGS
@@ -263,10 +265,12 @@ PY
         case "${1:-}" in [0-9]*) logs="$1" && shift ;; esac
         configs="${1:?sweep needs its configurations}"
         shift
-        echo "== gpu_bench sweep --msm-logs $logs --configs '$configs' --runs ${SWEEP_RUNS:-5} ${SWEEP_ARGS:-}"
-        # shellcheck disable=SC2086 # SWEEP_ARGS is a list of flags
+        flags="${SWEEP_ARGS:-}"
+        case "${1:-}" in --*) flags="$1" && shift ;; esac
+        echo "== gpu_bench sweep --msm-logs $logs --configs '$configs' --runs ${SWEEP_RUNS:-5} $flags"
+        # shellcheck disable=SC2086 # flags is a list of flags
         "$bin/gpu_bench" sweep --msm-logs "$logs" --configs "$configs" --runs "${SWEEP_RUNS:-5}" \
-            ${SWEEP_ARGS:-} 2>&1 | tee -a "$out/sweep.log"
+            $flags 2>&1 | tee -a "$out/sweep.log"
         ;;
     ntt-peer)
         logs=24,26,27

@@ -10,7 +10,7 @@
 use blstrs::{G1Affine, Scalar};
 
 use super::driver::{Args, DevPtr, GpuContext, Grid, Kernel};
-use super::msm::DeviceCurve;
+use super::msm::{DeviceCurve, DeviceFp};
 use super::types::NttGeometry;
 use super::GpuError;
 
@@ -236,7 +236,7 @@ impl GpuContext {
         per_set: u32,
         out_stride: u32,
         out: DevPtr<G1Affine>,
-        prefix: DevPtr<[u64; 6]>,
+        prefix: DevPtr<DeviceFp>,
     ) -> Result<(), GpuError> {
         let args = Args::new()
             .arg(points)

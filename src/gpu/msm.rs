@@ -41,6 +41,11 @@ pub(crate) struct CurveKernels {
 #[derive(Clone, Copy)]
 #[repr(C)]
 pub(crate) struct G1Xyzz([u64; 24]);
+/// An Fp element as the kernels keep it (Montgomery limbs): the affine rounds' running
+/// products.
+#[derive(Clone, Copy)]
+#[repr(C)]
+pub(crate) struct DeviceFp([u64; 6]);
 /// A G2 point in XYZZ coordinates (each coordinate in Fp2).
 #[derive(Clone, Copy)]
 #[repr(C)]
@@ -348,9 +353,13 @@ impl AffinePlan {
     /// Device bytes a window's rounds hold: the two lists they alternate between (rounds 0
     /// and 1 are the largest), round 0's running products, and two rows of ends.
     fn window_bytes(caps: &[u32], pairs: u32, buckets: u32) -> usize {
-        let list = |r: usize| caps.get(r).map_or(0, |&c| c as usize * 96);
-        let prefix = caps[0].div_ceil(pairs) as usize * pairs as usize * 48;
-        list(0) + list(1) + prefix + 2 * (buckets as usize + 1) * 4
+        use std::mem::size_of;
+        let list = |r: usize| {
+            caps.get(r)
+                .map_or(0, |&c| c as usize * size_of::<G1Affine>())
+        };
+        let prefix = caps[0].div_ceil(pairs) as usize * pairs as usize * size_of::<DeviceFp>();
+        list(0) + list(1) + prefix + 2 * (buckets as usize + 1) * size_of::<u32>()
     }
 }
 
@@ -466,7 +475,7 @@ impl GpuContext {
             self.scratch::<u32>(Scratch::MsmAffineTotals, g)?,
             self.scratch::<u32>(Scratch::MsmAffineTotals2, g)?,
         ];
-        let prefix = self.scratch::<[u64; 6]>(
+        let prefix = self.scratch::<DeviceFp>(
             Scratch::MsmAffinePrefix,
             g * a.threads(0) as usize * a.pairs as usize,
         )?;

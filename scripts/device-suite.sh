@@ -60,6 +60,13 @@
 #                                      supraseal-c2 on the same assignment, timing-only params,
 #                                      at LOGS (default 24,26), PEER_RUNS timed runs a size
 #                                      (default 3), PEER_ARGS more of its flags
+#   scripts/device-suite.sh peer-sanitize [TOOL ...]
+#                                      peer_bench under compute-sanitizer (TOOL: initcheck,
+#                                      memcheck, racecheck, synccheck; default initcheck
+#                                      memcheck) at PEER_SANITIZE_LOGS (default 14), 2 runs,
+#                                      PEER_ARGS its flags (default --overlap-uploads): which
+#                                      kernels of either prover read what nobody wrote, or
+#                                      reach outside their buffers
 #
 # Several parts may be given in one call: `scripts/device-suite.sh tests c2 2KiB engine`.
 set -uo pipefail
@@ -300,6 +307,28 @@ PY
             --srs timing --no-create-proof ${PEER_ARGS:-} 2>"$out/peer-progress.log" | tee "$out/peer.log"
         echo "peer_bench rc=${PIPESTATUS[0]}"
         tail -n 5 "$out/peer-progress.log"
+        ;;
+    peer-sanitize)
+        tools=()
+        while [ $# -gt 0 ] && case "$1" in initcheck | memcheck | racecheck | synccheck) true ;; *) false ;; esac; do
+            tools+=("$1") && shift
+        done
+        [ ${#tools[@]} -gt 0 ] || tools=(initcheck memcheck)
+        logs="${PEER_SANITIZE_LOGS:-14}"
+        for tool in "${tools[@]}"; do
+            log="$out/peer-sanitize-$tool.log"
+            echo "== compute-sanitizer --tool $tool peer_bench --logs $logs --runs 2 ${PEER_ARGS:---overlap-uploads}"
+            TMPDIR=/tmp LD_LIBRARY_PATH=/tmp/peer timeout "${CUZK_SANITIZE_LIMIT:-300}" \
+                compute-sanitizer --tool "$tool" --print-limit 200 /tmp/peer/peer_bench --logs "$logs" \
+                --runs 2 --srs timing --no-create-proof ${PEER_ARGS:---overlap-uploads} >"$log" 2>&1
+            echo "peer-sanitize $tool rc=$?: $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -n 1)"
+            # What the reports are, and the kernels (or API calls) they name.
+            grep -E "^========= [A-Z]" "$log" | grep -vE "SUMMARY|COMPUTE-SANITIZER" |
+                sed -E 's/ at 0x[0-9a-f]+//; s/of size [0-9]+ bytes//' | sort | uniq -c | sort -rn | head -n 10
+            grep -E "^=========     at " "$log" | sed -E 's/^=========     at //; s/\+0x[0-9a-f]+$//' |
+                cut -c1-160 | sort | uniq -c | sort -rn | head -n 10
+            grep -E "proof bytes differ|rejects" "$log" | head -n 5
+        done
         ;;
     soak)
         params

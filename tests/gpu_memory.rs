@@ -1,6 +1,7 @@
 //! Device memory on the GPU: a start phase that runs out of device memory evicts what is
 //! resident and runs again instead of failing; a device memory limit holds with several
-//! circuits in turn; an engine gives back every device allocation it made when it goes.
+//! circuits in turn; an engine gives back every device allocation it made when it goes; the
+//! free-memory fill (a diagnostic for a neighbour in the process) gives back what it took.
 //! Skips cleanly (and says so) without a CUDA device; CI compiles it.
 //!
 //! Run under compute-sanitizer's leak check (`scripts/gpu-sanitize.sh`), the give-back test
@@ -171,5 +172,45 @@ fn a_dropped_engine_gives_back_its_device_memory() {
         "device memory not given back: {} bytes free before the engine, {} after",
         before.free,
         after.free
+    );
+}
+
+#[test]
+fn the_free_memory_fill_gives_back_what_it_took() {
+    if !have_gpu() {
+        return;
+    }
+    // peer_bench's `--dirty-device` diagnostic between two proofs: it must take all the free
+    // memory (else it dirties only part of what a neighbour gets next), give all of it back,
+    // and leave the device proving as before. (Run with --test-threads 1, as the device
+    // suite does: a test allocating beside it could be refused.)
+    let [(circuit, srs), _] = circuits();
+    let gpu = GpuStart::new(0).unwrap();
+    let a = synthesize(circuit).unwrap();
+    let warm = prove(&gpu, &srs, a.clone(), rs(1)).unwrap();
+    let before = gpu::memory_info(0).unwrap();
+    let (plain, pooled) = gpu.fill_free_memory(0xff).unwrap();
+    let after = gpu::memory_info(0).unwrap();
+    println!(
+        "free before {} after {}; filled {plain} plain, {pooled} through the pool",
+        before.free, after.free
+    );
+    // 256 MiB are left free on purpose; the driver hands memory out in pages.
+    let left = (256 << 20) + (64 << 20);
+    assert!(
+        plain + left >= before.free && pooled + left >= before.free,
+        "the fill took {plain} and {pooled} bytes of {} free",
+        before.free
+    );
+    assert!(
+        after.free + (4 << 20) >= before.free,
+        "the fill kept memory: {} bytes free before it, {} after",
+        before.free,
+        after.free
+    );
+    assert_eq!(prove(&gpu, &srs, a.clone(), rs(1)).unwrap(), warm);
+    assert_eq!(
+        prove(&gpu, &srs, a.clone(), rs(2)).unwrap(),
+        prove(&CpuStart, &srs, a, rs(2)).unwrap()
     );
 }

@@ -4,7 +4,7 @@
 //!
 //! `peer_bench [--logs 16,20,22] [--runs 5] [--circuit bits|random] [--only cuzk|peer]
 //! [--peer-first] [--srs real|timing] [--no-create-proof]
-//! [--overlap-uploads] [--compare-orders] [--poison-scratch] [--settle-ms N]`
+//! [--overlap-uploads] [--compare-orders] [--poison-scratch] [--settle-ms N] [--dirty-device]`
 //!
 //! For each size (log2 of the constraint count, the per-input constraints included):
 //! - params from cuzk's test-only generator (byte-equal to bellperson's `generate_parameters`),
@@ -42,6 +42,11 @@
 //! copy has landed then reads garbage, not the previous proof's values).
 //! `--settle-ms N` waits N ms before each of the peer's proofs (a diagnostic: whether what
 //! goes wrong in supraseal-c2 after cuzk's overlapped H steps depends on timing).
+//! `--dirty-device` fills the device's free memory with 0xff bytes, the plain way and through
+//! its default memory pool, before each of the peer's proofs (a diagnostic: a prover that
+//! reads device memory it has not written then reads 0xff bytes wherever it does; a proof of
+//! supraseal-c2 that changes with it, after cuzk's in-order proofs or none, is supraseal-c2's
+//! own uninitialized read, not something cuzk left behind).
 //! `--no-create-proof` leaves bellperson's `create_proof` out (its synthesis alone takes
 //! minutes at 2^26).
 //!
@@ -70,7 +75,7 @@ use rand_core::SeedableRng;
 
 type Peer = bp::SuprasealParameters<Bls12>;
 
-const USAGE: &str = "usage: peer_bench [--logs 16,20,22] [--runs N] [--circuit bits|random] [--only cuzk|peer] [--peer-first] [--srs real|timing] [--no-create-proof] [--overlap-uploads] [--compare-orders] [--poison-scratch] [--settle-ms N]";
+const USAGE: &str = "usage: peer_bench [--logs 16,20,22] [--runs N] [--circuit bits|random] [--only cuzk|peer] [--peer-first] [--srs real|timing] [--no-create-proof] [--overlap-uploads] [--compare-orders] [--poison-scratch] [--settle-ms N] [--dirty-device]";
 
 /// One side of the comparison.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,6 +102,9 @@ struct Args {
     poison_scratch: bool,
     /// A pause before each of the peer's proofs (a diagnostic).
     settle: Duration,
+    /// The device's free memory filled with 0xff bytes before each of the peer's proofs (a
+    /// diagnostic).
+    dirty_device: bool,
 }
 
 impl Args {
@@ -117,6 +125,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         compare_orders: false,
         poison_scratch: false,
         settle: Duration::ZERO,
+        dirty_device: false,
     };
     let (mut only, mut peer_first) = (None, false);
     let mut it = args.iter();
@@ -164,6 +173,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
             "--overlap-uploads" => out.overlap_uploads = true,
             "--compare-orders" => out.compare_orders = true,
             "--poison-scratch" => out.poison_scratch = true,
+            "--dirty-device" => out.dirty_device = true,
             "--settle-ms" => {
                 let v = value()?;
                 out.settle = Duration::from_millis(
@@ -401,6 +411,24 @@ fn cuzk_gpu<'a>(cell: &'a OnceCell<GpuStart>, args: &Args) -> &'a GpuStart {
     })
 }
 
+/// What the diagnostics ask for before each of the peer's proofs: `--settle-ms`'s pause and
+/// `--dirty-device`'s fill (through cuzk's device 0, the peer's primary context too).
+fn before_peer(gpu: &OnceCell<GpuStart>, args: &Args) {
+    std::thread::sleep(args.settle);
+    if args.dirty_device {
+        let t = Instant::now();
+        let (plain, pooled) = cuzk_gpu(gpu, args)
+            .fill_free_memory(0xff)
+            .expect("the free-memory fill");
+        step!(
+            "device 0's free memory filled with 0xff: {:.1} GiB plain, {:.1} GiB through the pool, in {:.1} ms",
+            plain as f64 / (1u64 << 30) as f64,
+            pooled as f64 / (1u64 << 30) as f64,
+            ms(t.elapsed())
+        );
+    }
+}
+
 /// Checks one run's proofs: that bellperson's verifier accepts each of them (a rejected proof
 /// ends the benchmark; with timing-only params, `pvk` is `None` and nothing can verify), and
 /// whether all have the bytes of the first.
@@ -541,7 +569,7 @@ fn bench_size(gpu: &OnceCell<GpuStart>, args: &Args, log: u32) -> Row {
                     proofs.push(("bellperson+supraseal create_proof", theirs));
                 } else {
                     let a = a.as_ref().expect("the assignment is kept for the peer");
-                    std::thread::sleep(args.settle);
+                    before_peer(gpu, args);
                     step!("2^{log} warm-up: peer generate_groth16_proof ...");
                     let t = Instant::now();
                     let theirs = peer_prove(params, a, rs);
@@ -597,7 +625,7 @@ fn bench_size(gpu: &OnceCell<GpuStart>, args: &Args, log: u32) -> Row {
                 }
                 Side::Peer => {
                     let params = params.as_ref().unwrap();
-                    std::thread::sleep(args.settle);
+                    before_peer(gpu, args);
                     step!("2^{log} run {rep}: peer generate_groth16_proof ...");
                     let t = Instant::now();
                     let only = peer_prove(params, a.as_ref().unwrap(), rs);

@@ -449,6 +449,15 @@ impl GpuStart {
         }
     }
 
+    /// The free-memory fill diagnostic on this device ([`GpuContext::fill_free_memory`]),
+    /// between start phases: what a neighbour allocates next holds `byte` wherever it does
+    /// not write.
+    #[doc(hidden)]
+    pub fn fill_free_memory(&self, byte: u8) -> Result<(usize, usize), GpuError> {
+        let s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        s.ctx.fill_free_memory(byte)
+    }
+
     /// Times a start phase ran out of device memory and evicted everything resident.
     pub fn evictions(&self) -> u64 {
         self.evictions.load(Relaxed)

@@ -345,6 +345,12 @@ impl GpuContext {
     #[doc(hidden)]
     pub fn set_poison_scratch(&mut self, _on: bool) {}
 
+    /// Always `Err(NotCompiled)`: no device memory to fill.
+    #[doc(hidden)]
+    pub fn fill_free_memory(&self, _byte: u8) -> Result<(usize, usize), GpuError> {
+        Err(GpuError::NotCompiled)
+    }
+
     /// Always `Err(NotCompiled)`.
     pub(crate) fn stager(&self) -> Result<Stager, GpuError> {
         Err(GpuError::NotCompiled)

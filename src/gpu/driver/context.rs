@@ -249,6 +249,72 @@ impl GpuContext {
         Ok(())
     }
 
+    /// A diagnostic for a neighbour in the process (supraseal-c2 in the same primary
+    /// context): fills the device memory that nobody holds with `byte` and gives it back, so
+    /// that whatever is allocated next holds `byte` wherever its owner has not written. Goes
+    /// through plain allocations (the driver's free memory) and then through the device's
+    /// default memory pool (what `cudaMallocAsync` callers get), each in 1 GiB pieces, leaving
+    /// 256 MiB free. Not counted in the ledger: everything is freed before it returns.
+    /// Returns the bytes filled the plain way and through the pool.
+    #[doc(hidden)]
+    pub fn fill_free_memory(&self, byte: u8) -> Result<(usize, usize), GpuError> {
+        self.bind()?;
+        self.sync()?;
+        let stream = self.stream();
+        let plain = self.fill_pieces(
+            byte,
+            |bytes| unsafe { result::malloc_sync(bytes) },
+            |ptr| unsafe { result::free_sync(ptr) },
+        )?;
+        // Freed on the stream; the synchronization after it trims the pool, which keeps
+        // nothing past one by default.
+        let pooled = self.fill_pieces(
+            byte,
+            |bytes| unsafe { result::malloc_async(stream, bytes) },
+            |ptr| unsafe { result::free_async(ptr, stream) },
+        )?;
+        Ok((plain, pooled))
+    }
+
+    /// `fill_free_memory` through one allocator: pieces allocated until the driver has
+    /// 256 MiB left or refuses, each filled on the compute stream and waited for (the pool's
+    /// memory counts as free until the stream reaches its allocation), all held until the
+    /// last so that each is new memory, then freed.
+    fn fill_pieces(
+        &self,
+        byte: u8,
+        alloc: impl Fn(usize) -> Result<sys::CUdeviceptr, result::DriverError>,
+        free: impl Fn(sys::CUdeviceptr) -> Result<(), result::DriverError>,
+    ) -> Result<usize, GpuError> {
+        const PIECE: usize = 1 << 30;
+        const LEAVE: usize = 256 << 20;
+        let mut held = vec![];
+        let mut filled = 0;
+        let outcome = loop {
+            let bytes = match check(result::mem_get_info(), "cuMemGetInfo") {
+                Ok((free, _)) => free.saturating_sub(LEAVE).min(PIECE),
+                Err(e) => break Err(e),
+            };
+            let Some(ptr) = (bytes > 0).then(|| alloc(bytes).ok()).flatten() else {
+                break Ok(());
+            };
+            held.push(ptr);
+            filled += bytes;
+            let set = check(
+                unsafe { result::memset_d8_async(ptr, byte, bytes, self.stream()) },
+                "cuMemsetD8Async",
+            );
+            if let Err(e) = set.and_then(|()| self.sync()) {
+                break Err(e);
+            }
+        };
+        for ptr in held {
+            let _ = free(ptr);
+        }
+        outcome.and_then(|()| self.sync())?;
+        Ok(filled)
+    }
+
     /// The device's description.
     pub fn info(&self) -> &DeviceInfo {
         &self.info

@@ -28,9 +28,11 @@
 #                                      the synthesis bench's 32GiB partitions (random values in
 #                                      each circuit's shape), by default snap-32GiB-random and
 #                                      window-post-32GiB-random (porep-32GiB-random: ~3.5 min)
-#   scripts/device-suite.sh partition [KIND] [SIZE]
+#   scripts/device-suite.sh partition [KIND] [SIZE] [--staged]
 #                                      one partition (default porep 32GiB) through every stage
-#                                      on the GPU (partition_bench: timing-only params)
+#                                      on the GPU (partition_bench: timing-only params; with
+#                                      --staged, each proof's inputs staged on the device
+#                                      before its start phase, as the engine does)
 #   scripts/device-suite.sh soak [N]   the mixed-job soak (every kind, injected faults, cancels,
 #                                      bad inputs) of N jobs (default 1000) on every GPU
 #   scripts/device-suite.sh kernels    gpu_bench: the NTT with each tile build (radix 4, radix 8)
@@ -145,9 +147,11 @@ while [ $# -gt 0 ]; do
         size=32GiB
         case "${1:-}" in porep | snap | window-post | winning-post) kind="$1" && shift ;; esac
         case "${1:-}" in *iB) size="$1" && shift ;; esac
-        echo "== partition_bench --kind $kind --sector-size $size"
-        "$bin/partition_bench" --kind "$kind" --sector-size "$size" 2>&1 |
-            tee "$out/partition-$kind-$size.log"
+        staged=()
+        [ "${1:-}" = --staged ] && staged=(--staged) && shift
+        echo "== partition_bench --kind $kind --sector-size $size ${staged[*]}"
+        "$bin/partition_bench" --kind "$kind" --sector-size "$size" "${staged[@]}" 2>&1 |
+            tee "$out/partition-$kind-$size${staged[*]:+-staged}.log"
         ;;
     c2)
         params

@@ -5,7 +5,7 @@
 //! ```text
 //! cargo build --release --features cuda,test-fixtures --bin partition_bench   (without cuda: --cpu only)
 //! target/release/partition_bench [--kind porep|snap|window-post|winning-post]
-//!     [--sector-size 2KiB|8MiB|512MiB|32GiB|64GiB] [--proofs N] [--check-cpu] [--cpu]
+//!     [--sector-size 2KiB|8MiB|512MiB|32GiB|64GiB] [--proofs N] [--check-cpu] [--cpu] [--staged]
 //! ```
 //!
 //! The partition has random values in the circuit's shape (`cuzk::filecoin`'s
@@ -18,6 +18,12 @@
 //! phase on the CPU too and requires the same four MSM results (minutes per proof at 32GiB).
 //! `--cpu` runs the start phase on the CPU instead of the GPU (any machine; a, b and c by the
 //! CPU mat-vec).
+//! `--staged` has each proof's inputs staged on the device before its start phase
+//! (`StartPhase::stage`, as the engine's device worker does before it takes the device's
+//! mutex, while the other worker's kernels run) and timed apart from it: the start phase then
+//! uploads nothing of the partition. Staging needs a device warm for the params (proof 0 makes
+//! it so) with room for the inputs; a proof that could not be staged says so and starts as
+//! without the flag.
 //! The `CUZK_MSM_*` variables override the GPU's MSM tuning as they do for gpu_bench
 //! (`MsmTuning::from_env`), e.g. `CUZK_MSM_AFFINE_ROUNDS=0` for the MSM without affine rounds.
 
@@ -40,6 +46,7 @@ struct Args {
     proofs: usize,
     check_cpu: bool,
     cpu: bool,
+    staged: bool,
 }
 
 fn args() -> Args {
@@ -56,6 +63,7 @@ fn args() -> Args {
         proofs: opt("--proofs").and_then(|s| s.parse().ok()).unwrap_or(2),
         check_cpu: argv.iter().any(|a| a == "--check-cpu"),
         cpu: argv.iter().any(|a| a == "--cpu"),
+        staged: argv.iter().any(|a| a == "--staged"),
     }
 }
 
@@ -197,9 +205,22 @@ fn main() {
             .expect("the witness fits the params");
 
         let t = Instant::now();
-        let (partial, timings) = backend
-            .start_deferred(&srs, &*recorded, &witness)
-            .expect("start phase");
+        let staged = match args.staged {
+            true => backend.stage(&srs, None, &witness).expect("staging"),
+            false => None,
+        };
+        let staging = match (args.staged, &staged) {
+            (false, _) => String::new(),
+            (true, Some(_)) => format!(", staged first in {:.3} s", t.elapsed().as_secs_f64()),
+            (true, None) if gpu.is_none() => ", not staged (the CPU has nothing to stage)".into(),
+            (true, None) => ", not staged (device not warm for the params, or no room)".into(),
+        };
+        let t = Instant::now();
+        let (partial, timings) = match staged {
+            Some(staged) => backend.start_deferred_staged(&srs, &*recorded, &witness, staged),
+            None => backend.start_deferred(&srs, &*recorded, &witness),
+        }
+        .expect("start phase");
         let start_s = t.elapsed().as_secs_f64();
         let t = Instant::now();
         let (_proof, b_g2) =
@@ -212,7 +233,7 @@ fn main() {
             .map(|(stage, d)| format!("{stage} {:.3}", d.as_secs_f64()))
             .collect();
         println!(
-            "partition {name} proof {i}{}: witness {witness_s:.3} s (CPU), start {start_s:.3} s \
+            "partition {name} proof {i}{}: witness {witness_s:.3} s (CPU){staging}, start {start_s:.3} s \
              ({on}; kernels {:.3} over a span of {:.3}), finish {finish_s:.3} s (host B_g2 {:.3}), witness + start + \
              finish {:.3} s",
             if i == 0 && gpu.is_some() {

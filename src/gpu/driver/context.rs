@@ -266,12 +266,21 @@ impl GpuContext {
             |bytes| unsafe { result::malloc_sync(bytes) },
             |ptr| unsafe { result::free_sync(ptr) },
         )?;
-        // Freed on the stream; the synchronization after it trims the pool, which keeps
-        // nothing past one by default.
+        // Freed on the stream, then the pool trimmed: it gives back memory past its release
+        // threshold (0 by default) at a synchronization, but another user may have raised it.
         let pooled = self.fill_pieces(
             byte,
             |bytes| unsafe { result::malloc_async(stream, bytes) },
             |ptr| unsafe { result::free_async(ptr, stream) },
+        )?;
+        let mut pool = std::ptr::null_mut();
+        check(
+            unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, self.dev) }.result(),
+            "cuDeviceGetDefaultMemPool",
+        )?;
+        check(
+            unsafe { sys::cuMemPoolTrimTo(pool, 0) }.result(),
+            "cuMemPoolTrimTo",
         )?;
         Ok((plain, pooled))
     }

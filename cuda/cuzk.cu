@@ -45,15 +45,14 @@ extern "C" __global__ void cuzk_msm_affine_counts(const uint32_t* in_ends, uint3
     msm_affine_counts_thread(GID(), in_ends, sets, B, out_h);
 }
 
-#define CUZK_MSM_AFFINE_ROUND_KERNEL(name, K, AHEAD, BLOCKS)                                                       \
-    extern "C" __global__ void __launch_bounds__(128, BLOCKS) cuzk_msm_affine_round_##name(                       \
-        const g1_affine_t* points, const uint32_t* idx, uint32_t in_stride, const uint32_t* in_ends,              \
-        const uint32_t* out_ends, const uint32_t* out_totals, uint32_t sets, uint32_t B, uint32_t P, uint32_t T, \
-        uint32_t out_stride, g1_affine_t* out, fp_t* prefix) {                                                    \
-        msm_affine_round_thread<fp_t, K, AHEAD>(GID(), points, idx, in_stride, in_ends, out_ends, out_totals, sets, \
-                                                B, P, T, out_stride, out, prefix);                               \
-    }
-CUZK_MSM_AFFINE_ROUND_FORMS(CUZK_MSM_AFFINE_ROUND_KERNEL)
+// 4 blocks of 128 per SM: 128 registers, which the round takes without spills on sm_90.
+extern "C" __global__ void __launch_bounds__(128, 4)
+    cuzk_msm_affine_round(const g1_affine_t* points, const uint32_t* idx, uint32_t in_stride, const uint32_t* in_ends,
+                          const uint32_t* out_ends, const uint32_t* out_totals, uint32_t sets, uint32_t B, uint32_t P,
+                          uint32_t T, uint32_t out_stride, g1_affine_t* out, fp_t* prefix) {
+    msm_affine_round_thread<fp_t>(GID(), points, idx, in_stride, in_ends, out_ends, out_totals, sets, B, P, T,
+                                  out_stride, out, prefix);
+}
 
 #define CUZK_ACCUMULATE_ARGS                                                                                      \
     const g1_affine_t *points, const uint32_t *sorted_idx, const uint32_t *ends, const uint32_t *totals,         \

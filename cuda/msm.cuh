@@ -426,90 +426,6 @@ struct msm_affine_pair_loads {
     }
 };
 
-// The backward pass's next pair on its way (AHEAD forms): on the device two slots of shared
-// memory per thread, filled by cp.async (16-byte copies that hold no registers while they
-// are in flight, so the prefetch costs no occupancy: holding the next pair in registers
-// took 182 of them), in 16-byte chunks thread-minor so a warp's chunks are consecutive
-// words; on the host a copy. Slots alternate, so a copy never lands where the thread is
-// still reading.
-struct alignas(16) cuzk_chunk_t {
-    uint32_t v[4];
-};
-
-template <class F>
-struct msm_affine_ahead {
-    static constexpr uint32_t CHUNKS = sizeof(affine_t<F>) / 16;
-    static_assert(sizeof(affine_t<F>) % 16 == 0, "points move in 16-byte chunks");
-#if defined(__CUDA_ARCH__)
-    static constexpr uint32_t MAX_BLOCK = 128;  // the round kernels' __launch_bounds__
-    cuzk_chunk_t* mine;
-    uint32_t stride;
-    __device__ msm_affine_ahead() {
-        __shared__ cuzk_chunk_t stage[2 * 2 * CHUNKS * MAX_BLOCK];
-        mine = stage + threadIdx.x;
-        stride = blockDim.x;
-    }
-    __device__ cuzk_chunk_t* chunk(uint32_t slot, uint32_t side, uint32_t c) {
-        return mine + ((slot * 2 + side) * CHUNKS + c) * stride;
-    }
-    __device__ void issue(uint32_t slot, uint32_t side, const affine_t<F>* src) {
-#pragma unroll
-        for (uint32_t c = 0; c < CHUNKS; c++) {
-#if __CUDA_ARCH__ >= 800
-            const uint32_t dst = (uint32_t)__cvta_generic_to_shared(chunk(slot, side, c));
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst),
-                         "l"(reinterpret_cast<const char*>(src) + 16 * c)
-                         : "memory");
-#else  // no cp.async before sm_80: a plain copy, which waits for its load here
-            *chunk(slot, side, c) = reinterpret_cast<const cuzk_chunk_t*>(src)[c];
-#endif
-        }
-    }
-#if __CUDA_ARCH__ >= 800
-    __device__ void commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-    __device__ void wait() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
-#else
-    __device__ void commit() {}
-    __device__ void wait() {}
-#endif
-    __device__ affine_t<F> take(uint32_t slot, uint32_t side) {
-        union {
-            affine_t<F> p;
-            cuzk_chunk_t c[CHUNKS];
-        } r;
-#pragma unroll
-        for (uint32_t c = 0; c < CHUNKS; c++) r.c[c] = *chunk(slot, side, c);
-        return r.p;
-    }
-#else
-    affine_t<F> pts[2][2];
-    void issue(uint32_t slot, uint32_t side, const affine_t<F>* src) { pts[slot][side] = *src; }
-    void commit() {}
-    void wait() {}
-    affine_t<F> take(uint32_t slot, uint32_t side) const { return pts[slot][side]; }
-#endif
-
-    // Sends pair `s`'s points into `slot`; returns what else take_pair needs.
-    HD msm_affine_pair_meta issue_pair(uint32_t slot, const affine_t<F>* points, const uint32_t* idx,
-                                       msm_affine_slot s) {
-        uint32_t ea, eb;
-        const msm_affine_pair_meta m = msm_affine_pair_entries(idx, s, ea, eb);
-        issue(slot, 0, points + ea);
-        issue(slot, 1, points + eb);
-        commit();
-        return m;
-    }
-    // The pair sent into `slot`, once it is there (everything sent so far is waited for).
-    HD msm_affine_pair_loads<F> take_pair(uint32_t slot, msm_affine_pair_meta meta) {
-        wait();
-        msm_affine_pair_loads<F> l;
-        l.a = take(slot, 0);
-        l.b = take(slot, 1);
-        l.meta = meta;
-        return l;
-    }
-};
-
 // One pair of a round: output position q of its set, in bucket b.
 template <class F>
 struct msm_affine_pair {
@@ -554,12 +470,13 @@ struct msm_affine_pair {
 // round's, `in_stride` a set). `prefix`: P x (sets * T) field elements, position k of thread
 // gid at k * sets * T + gid (consecutive threads, consecutive elements).
 // K: pairs whose x's the forward pass loads together before multiplying any of them (it has
-// one product a pair, little to hide a load's latency behind, two through round 0's
-// indices; K = 4 takes 166 registers, 128 fit K = 2). AHEAD: the backward pass copies the next
-// pair's points into shared memory (msm_affine_ahead) while it computes this one's sum.
-// Which pays is measured: CUZK_MSM_AFFINE_ROUND_FORMS lists the kernels, and
-// `MsmTuning::affine_form` picks one.
-template <class F, uint32_t K, bool AHEAD>
+// one product a pair, little to hide a load's latency behind, two through round 0's indices).
+// K = 2 fits 128 registers; on an H200 it beat K = 1 and K = 4 (166 registers), and so did
+// loading the backward pass's next pair while summing this one, through shared memory
+// (notes/gpu.md, stage 3b).
+constexpr uint32_t MSM_AFFINE_ROUND_BATCH = 2;
+
+template <class F>
 HD void msm_affine_round_thread(uint32_t gid, const affine_t<F>* points, const uint32_t* idx, uint32_t in_stride,
                                 const uint32_t* in_ends, const uint32_t* out_ends, const uint32_t* out_totals,
                                 uint32_t sets, uint32_t B, uint32_t P, uint32_t T, uint32_t out_stride,
@@ -581,6 +498,7 @@ HD void msm_affine_round_thread(uint32_t gid, const affine_t<F>* points, const u
     // (past q1 the batch repeats its last pair, unused).
     uint32_t bkt = msm_bucket_at(oe, B, q0);
     F acc = F::one();
+    constexpr uint32_t K = MSM_AFFINE_ROUND_BATCH;
     for (uint32_t qb = q0; qb < q1; qb += K) {
         uint32_t ia[K], ib[K], has_b = 0;
 #pragma unroll
@@ -615,57 +533,20 @@ HD void msm_affine_round_thread(uint32_t gid, const affine_t<F>* points, const u
         }
     }
     // Backward: inv is 1 / (the product up to q); the product before q turns it into
-    // 1 / denominator(q), and denominator(q) into 1 / (the product before q). With AHEAD, the
-    // next pair's points are loaded while this one's sum is computed (the first pair's while
-    // the inverse is).
-    // The pair at q, its loads done: its sum into the output.
-    F inv;
-    auto sum_into = [&](uint32_t q, const msm_affine_pair_loads<F>& loads, const F& before) {
-        const msm_affine_pair<F> pr(loads);
+    // 1 / denominator(q), and denominator(q) into 1 / (the product before q).
+    F inv = acc.inverse();
+    for (uint32_t q = q1; q-- > q0;) {
+        const F before = q > q0 ? prefix[(size_t)(q - q0 - 1) * pstride + gid] : F::one();
+        bkt = msm_affine_bucket_near(oe, bkt, q);
+        const msm_affine_pair<F> pr(src, sidx, msm_affine_slot(ie, oe, bkt, q));
         F inv_den = inv;
         if (pr.needs_inverse()) {
             if (q > q0) inv_den = inv * before;
             inv = inv * pr.denominator();
         }
         dst[q] = pr.sum(inv_den);
-    };
-    // The product before q (one at q0).
-    auto before = [&](uint32_t q) { return q > q0 ? prefix[(size_t)(q - q0 - 1) * pstride + gid] : F::one(); };
-    if constexpr (AHEAD) {
-        msm_affine_ahead<F> ahead;       // declared only here: its shared memory is the AHEAD forms' alone
-        bkt = msm_affine_bucket_near(oe, bkt, q1 - 1);
-        msm_affine_pair_meta next = ahead.issue_pair((q1 - 1) & 1, src, sidx, msm_affine_slot(ie, oe, bkt, q1 - 1));
-        inv = acc.inverse();
-        for (uint32_t q = q1; q-- > q0;) {
-            const F prev = before(q);
-            const msm_affine_pair_loads<F> cur = ahead.take_pair(q & 1, next);
-            if (q > q0) {
-                bkt = msm_affine_bucket_near(oe, bkt, q - 1);
-                next = ahead.issue_pair((q - 1) & 1, src, sidx, msm_affine_slot(ie, oe, bkt, q - 1));
-            }
-            sum_into(q, cur, prev);
-        }
-    } else {
-        inv = acc.inverse();
-        for (uint32_t q = q1; q-- > q0;) {
-            const F prev = before(q);
-            bkt = msm_affine_bucket_near(oe, bkt, q);
-            sum_into(q, msm_affine_pair_loads<F>(src, sidx, msm_affine_slot(ie, oe, bkt, q)), prev);
-        }
     }
 }
-
-// The affine round's kernels (cuzk.cu), in the order of `Kernel::MSM_AFFINE_ROUNDS` and
-// `MsmTuning::affine_form`: name, K, AHEAD, blocks of 128 per SM for __launch_bounds__ (sm_90
-// registers without spills: 126, 128, 166; the AHEAD forms 128, 128, 168 and 48 KB of
-// shared memory).
-#define CUZK_MSM_AFFINE_ROUND_FORMS(X) \
-    X(k1, 1, false, 4)                 \
-    X(k2, 2, false, 4)                 \
-    X(k4, 4, false, 3)                 \
-    X(k1_ahead, 1, true, 4)            \
-    X(k2_ahead, 2, true, 4)            \
-    X(k4_ahead, 4, true, 3)
 
 // 4. one thread per (window, slice of L sorted entries); T slices per window.
 // Stages 4-7 are templates over the coordinate field F: fp_t for G1, fp2_t for G2.

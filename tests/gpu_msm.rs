@@ -322,7 +322,7 @@ fn gpu_msm_affine_rounds() {
     // Stage 3b (affine rounds, then the accumulation over their last list) against the CPU:
     // points repeated and negated (pairs that are a doubling or cancel, whole buckets of one
     // point), the infinity, skewed and uniform digits, several rounds, pairs per thread,
-    // window groups and round kernels, with points and scalars from the host and on the device.
+    // and window groups, with points and scalars from the host and on the device.
     use cuzk::gpu::MsmTuning;
     use cuzk::groth16::density::Selection;
     let n = (1 << 14) + 3;
@@ -346,22 +346,22 @@ fn gpu_msm_affine_rounds() {
             (0..n).map(|i| Scalar::from((i % 3 % 2) as u64)).collect(),
         ),
     ];
-    // The last number is the round's kernel (`MsmTuning::affine_form`): each of the six.
-    let tuning = |c, rounds, pairs, windows, form| MsmTuning {
+    let tuning = |c, rounds, pairs, windows| MsmTuning {
         window_bits: Some(c),
         affine_rounds: Some(rounds),
         affine_pairs: pairs,
         affine_windows: windows,
-        affine_form: Some(form),
         ..MsmTuning::default()
     };
+    // The default pairs (more than a thread's share of the lists, at these sizes), and
+    // counts that are odd, smaller than the forward pass's batch, and 1.
     let tunings = [
-        tuning(8, 1, None, None, 0),
-        tuning(6, 3, Some(7), Some(5), 1),
-        tuning(6, 8, Some(1), Some(1), 2),
-        tuning(11, 2, Some(64), Some(3), 3),
-        tuning(4, 5, Some(300), None, 4),
-        tuning(8, 2, Some(13), None, 5),
+        tuning(8, 1, None, None),
+        tuning(6, 3, Some(7), Some(5)),
+        tuning(6, 8, Some(1), Some(1)),
+        tuning(11, 2, Some(64), Some(3)),
+        tuning(4, 5, Some(300), None),
+        tuning(8, 2, Some(13), None),
     ];
     for (what, scalars) in &cases {
         let want = cuzk::cpu::msm::msm_g1(&points, scalars).to_affine();

@@ -52,12 +52,10 @@ static void scan_emulated(std::vector<uint32_t>& hist, uint32_t c, uint32_t nwin
 // With `windowed` (G1 only) the points are expanded into window points first (stage 0) and
 // every window shares one bucket set, as src/gpu/msm.rs runs an MSM over window points.
 // `rounds` > 0 (G1, per-window sets): that many affine rounds (stage 3b) of P pairs a thread,
-// `affine_group` windows at a time, before the accumulation, as src/gpu/msm.rs runs them,
-// through the round's form `form` (CUZK_MSM_AFFINE_ROUND_FORMS' order).
+// `affine_group` windows at a time, before the accumulation, as src/gpu/msm.rs runs them.
 template <class F>
 static xyzz_t<F> msm_emulated(const std::vector<affine_t<F>>& pts, std::vector<fr_t> sc, uint32_t c, uint32_t L, uint32_t Kmax,
-                              uint32_t CH, bool windowed = false, uint32_t rounds = 0, uint32_t P = 1, uint32_t affine_group = 1,
-                              uint32_t form = 0) {
+                              uint32_t CH, bool windowed = false, uint32_t rounds = 0, uint32_t P = 1, uint32_t affine_group = 1) {
     uint32_t n = pts.size();
     uint32_t nwin = (256 + c - 1) / c, B = 1u << (c - 1), stride = B + 1;
     // The accumulation's view: `sets` sorted lists (windows, or one shared) of `per_set` entries.
@@ -123,15 +121,9 @@ static xyzz_t<F> msm_emulated(const std::vector<affine_t<F>>& pts, std::vector<f
                 const uint32_t Tr = (caps[r] + P - 1) / P;
                 std::vector<F> prefix((size_t)P * gs * Tr);
                 bufs[r % 2].assign((size_t)gs * caps[r], affine_t<F>{});
-                uint32_t f = 0;
-#define CUZK_EMULATE_ROUND(name, K, AHEAD, BLOCKS)                                                                   \
-    if (f++ == form)                                                                                                 \
-        for (uint32_t g = 0; g < gs * Tr; g++)                                                                       \
-            msm_affine_round_thread<F, K, AHEAD>(g, src, idx, in_stride, in_ends.data(), out_ends.data(), out_tot.data(), \
-                                                 gs, B, P, Tr, caps[r], bufs[r % 2].data(), prefix.data());
-                CUZK_MSM_AFFINE_ROUND_FORMS(CUZK_EMULATE_ROUND)
-#undef CUZK_EMULATE_ROUND
-                if (form >= f) abort();  // no such form
+                for (uint32_t g = 0; g < gs * Tr; g++)
+                    msm_affine_round_thread<F>(g, src, idx, in_stride, in_ends.data(), out_ends.data(), out_tot.data(), gs,
+                                               B, P, Tr, caps[r], bufs[r % 2].data(), prefix.data());
                 src = bufs[r % 2].data();
                 idx = nullptr;
                 in_stride = caps[r];
@@ -348,22 +340,17 @@ int main(int argc, char** argv) {
                 printf("msm case %d (n=%d, c=%u, L=%u, K=%u, CH=%u) wrong\n", cs, n, pr[0], pr[1], pr[2], pr[3]);
             }
         }
-        // Affine rounds (stage 3b): c, L, K, CH, rounds, pairs a thread, windows a group, the
-        // round's form (each form in two configurations; P not a multiple of the forward
-        // pass's batch in most).
-        const uint32_t affine_params[][8] = {{4, 1, 2, 1, 1, 1, 1, 0},    {4, 3, 4, 3, 3, 2, 5, 1},
-                                             {5, 7, 8, 256, 2, 7, 64, 2}, {3, 2, 4, 5, 6, 3, 2, 3},
-                                             {8, 2, 16, 256, 1, 64, 4, 4}, {4, 3, 4, 3, 3, 5, 5, 5},
-                                             {5, 7, 8, 256, 2, 7, 64, 0}, {3, 2, 4, 5, 6, 3, 2, 1},
-                                             {8, 2, 16, 256, 1, 63, 4, 2}, {4, 1, 2, 1, 1, 1, 1, 3},
-                                             {5, 7, 8, 256, 2, 9, 64, 4}, {8, 2, 16, 256, 2, 6, 4, 5}};
+        // Affine rounds (stage 3b): c, L, K, CH, rounds, pairs a thread, windows a group (P
+        // not a multiple of the forward pass's batch in most).
+        const uint32_t affine_params[][7] = {{4, 1, 2, 1, 1, 1, 1},       {4, 3, 4, 3, 3, 2, 5},    {5, 7, 8, 256, 2, 7, 64},
+                                             {3, 2, 4, 5, 6, 3, 2},       {8, 2, 16, 256, 1, 64, 4}, {4, 3, 4, 3, 3, 5, 5},
+                                             {8, 2, 16, 256, 1, 63, 4},   {5, 7, 8, 256, 2, 9, 64}, {8, 2, 16, 256, 2, 6, 4}};
         for (auto& pr : affine_params) {
             checks++;
-            if (!msm_matches(msm_emulated(pts, sc, pr[0], pr[1], pr[2], pr[3], false, pr[4], pr[5], pr[6], pr[7]), wx,
-                             wy)) {
+            if (!msm_matches(msm_emulated(pts, sc, pr[0], pr[1], pr[2], pr[3], false, pr[4], pr[5], pr[6]), wx, wy)) {
                 fails++;
-                printf("affine msm case %d (n=%d, c=%u, L=%u, K=%u, CH=%u, rounds=%u, P=%u, group=%u, form=%u) wrong\n",
-                       cs, n, pr[0], pr[1], pr[2], pr[3], pr[4], pr[5], pr[6], pr[7]);
+                printf("affine msm case %d (n=%d, c=%u, L=%u, K=%u, CH=%u, rounds=%u, P=%u, group=%u) wrong\n", cs, n,
+                       pr[0], pr[1], pr[2], pr[3], pr[4], pr[5], pr[6]);
             }
         }
         // Window points (stage 0 on its own, then whole MSMs over them with one bucket set);

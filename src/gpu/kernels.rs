@@ -214,16 +214,14 @@ impl GpuContext {
         self.launch(Kernel::MsmAffineCounts, grid, 0, args)
     }
 
-    /// `cuzk_msm_affine_round_<form>(const g1_affine_t* points, const u32* idx, u32 in_stride,
+    /// `cuzk_msm_affine_round(const g1_affine_t* points, const u32* idx, u32 in_stride,
     /// const u32* in_ends, const u32* out_ends, const u32* out_totals, u32 sets, u32 B, u32 P,
     /// u32 T, u32 out_stride, g1_affine_t* out, fp_t* prefix)`: one thread per (set, `pairs`
     /// output positions), `per_set` threads a set. `idx` is the sorted indices in round 0
     /// (`points` the MSM's), [`DevPtr::NULL`] after it (`points` the previous round's list).
-    /// `form`: one of [`Kernel::MSM_AFFINE_ROUNDS`] (the same arguments, the same result).
     #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn msm_affine_round(
         &self,
-        form: Kernel,
         points: DevPtr<G1Affine>,
         idx: DevPtr<u32>,
         in_stride: u32,
@@ -253,8 +251,7 @@ impl GpuContext {
             .arg(out)
             .arg(prefix);
         let grid = threads(sets as u64 * per_set as u64, EC_BLOCK);
-        debug_assert!(Kernel::MSM_AFFINE_ROUNDS.contains(&form));
-        self.launch(form, grid, 0, args)
+        self.launch(Kernel::MsmAffineRound, grid, 0, args)
     }
 
     /// `cuzk_msm_accumulate[_g2](const affine_t* points, const u32* sorted_idx,

@@ -251,9 +251,10 @@ const SCATTER_ALONE: u32 = 8;
 /// one after 8).
 const MAX_AFFINE_ROUNDS: usize = 8;
 /// Pairs a thread of an affine round takes by default (`MsmTuning::affine_pairs`): its one
-/// Fermat inversion (~570 products) then costs ~1 product a pair, against the 6 of the pair's
-/// own addition.
-const AFFINE_PAIRS: u32 = 512;
+/// Fermat inversion (~570 products) then costs ~0.5 product a pair, against the 6 of the
+/// pair's own addition. On an H200 (kernels, notes/runs.md session 25) 1,024 against 512:
+/// 2^24 118.5 ms against 119.7, 2^27 on the device 793.1 against 803.6.
+const AFFINE_PAIRS: u32 = 1024;
 /// The scratch buffers of the affine rounds (what their window groups may reuse).
 const AFFINE_SCRATCH: [Scratch; 7] = [
     Scratch::MsmAffinePoints,
@@ -280,15 +281,6 @@ fn default_affine_rounds(per_bucket: u64) -> u32 {
     }
 }
 
-/// The affine round's kernel for `MsmTuning::affine_form` (form 0 by default; past the last
-/// form, the last). All forms give the same lists; they differ in how their loads overlap
-/// their products (`CUZK_MSM_AFFINE_ROUND_FORMS` in `cuda/msm.cuh`), which only a device
-/// measures.
-fn affine_round_kernel(form: Option<u32>) -> Kernel {
-    let forms = &Kernel::MSM_AFFINE_ROUNDS;
-    forms[(form.unwrap_or(0) as usize).min(forms.len() - 1)]
-}
-
 /// The affine rounds of one MSM (stage 3b of `cuda/msm.cuh`).
 #[derive(Clone, Copy, Debug)]
 struct AffinePlan {
@@ -304,8 +296,6 @@ struct AffinePlan {
     caps: [u32; MAX_AFFINE_ROUNDS],
     /// Accumulation slices a window over the last list.
     slices: u32,
-    /// The round's kernel (`MsmTuning::affine_form`).
-    kernel: Kernel,
 }
 
 impl AffinePlan {
@@ -341,7 +331,6 @@ impl AffinePlan {
             window_bytes: Self::window_bytes(&caps[..rounds], pairs, buckets),
             caps,
             slices: caps[rounds - 1].div_ceil(slice),
-            kernel: affine_round_kernel(tuning.affine_form),
         })
     }
 
@@ -497,7 +486,6 @@ impl GpuContext {
                     self.msm_scan_chunk_offsets(scan, p.c, windows, p.scan_chunk, out_totals)?;
                     self.msm_scan_apply(out_ends, p.c, windows, p.scan_chunk, scan)?;
                     self.msm_affine_round(
-                        a.kernel,
                         src,
                         idx,
                         in_stride,

@@ -224,17 +224,11 @@ pub struct MsmTuning {
     /// many as half the device memory still free to the context holds (none when one
     /// window does not fit: the MSM then runs without them).
     pub affine_windows: Option<u32>,
-    /// Which kernel runs an affine round (`CUZK_MSM_AFFINE_FORM`, 0..=5; default 0): how
-    /// many pairs' x's its forward pass loads before multiplying (1, 2, 4) and whether its
-    /// backward pass copies the next pair's points into shared memory while it computes this
-    /// one's (forms 3..=5). The same result; `CUZK_MSM_AFFINE_ROUND_FORMS` in
-    /// `cuda/msm.cuh` lists them.
-    pub affine_form: Option<u32>,
 }
 
 impl MsmTuning {
     /// The environment variables, in the order of the fields.
-    pub const VARS: [&'static str; 10] = [
+    pub const VARS: [&'static str; 9] = [
         "CUZK_MSM_WINDOW",
         "CUZK_MSM_SLICE",
         "CUZK_MSM_REDUCE_THREADS",
@@ -244,7 +238,6 @@ impl MsmTuning {
         "CUZK_MSM_AFFINE_ROUNDS",
         "CUZK_MSM_AFFINE_PAIRS",
         "CUZK_MSM_AFFINE_WINDOWS",
-        "CUZK_MSM_AFFINE_FORM",
     ];
 
     /// The field of variable `VARS[i]`.
@@ -259,7 +252,6 @@ impl MsmTuning {
             6 => &mut self.affine_rounds,
             7 => &mut self.affine_pairs,
             8 => &mut self.affine_windows,
-            9 => &mut self.affine_form,
             _ => return None,
         })
     }
@@ -336,14 +328,12 @@ mod tests {
         );
         assert_eq!(
             MsmTuning::parse(
-                "CUZK_MSM_AFFINE_ROUNDS=3,CUZK_MSM_AFFINE_PAIRS=128,CUZK_MSM_AFFINE_WINDOWS=2,\
-                 CUZK_MSM_AFFINE_FORM=4"
+                "CUZK_MSM_AFFINE_ROUNDS=3,CUZK_MSM_AFFINE_PAIRS=128,CUZK_MSM_AFFINE_WINDOWS=2"
             ),
             Ok(MsmTuning {
                 affine_rounds: Some(3),
                 affine_pairs: Some(128),
                 affine_windows: Some(2),
-                affine_form: Some(4),
                 ..MsmTuning::default()
             })
         );

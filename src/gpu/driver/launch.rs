@@ -20,13 +20,7 @@ pub(crate) enum Kernel {
     MsmScanApply,
     MsmScatter,
     MsmAffineCounts,
-    /// The affine round's forms (`CUZK_MSM_AFFINE_ROUND_FORMS` in `cuda/msm.cuh`).
-    MsmAffineRoundK1,
-    MsmAffineRoundK2,
-    MsmAffineRoundK4,
-    MsmAffineRoundK1Ahead,
-    MsmAffineRoundK2Ahead,
-    MsmAffineRoundK4Ahead,
+    MsmAffineRound,
     MsmAccumulate,
     MsmMergePieces,
     MsmBucketReduce,
@@ -48,7 +42,7 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// Every kernel, in declaration order (a kernel's index is its place here).
-    pub(crate) const ALL: [Kernel; 30] = [
+    pub(crate) const ALL: [Kernel; 25] = [
         Kernel::MsmWindowPoints,
         Kernel::MsmScalarsHist,
         Kernel::MsmScanChunkSums,
@@ -56,12 +50,7 @@ impl Kernel {
         Kernel::MsmScanApply,
         Kernel::MsmScatter,
         Kernel::MsmAffineCounts,
-        Kernel::MsmAffineRoundK1,
-        Kernel::MsmAffineRoundK2,
-        Kernel::MsmAffineRoundK4,
-        Kernel::MsmAffineRoundK1Ahead,
-        Kernel::MsmAffineRoundK2Ahead,
-        Kernel::MsmAffineRoundK4Ahead,
+        Kernel::MsmAffineRound,
         Kernel::MsmAccumulate,
         Kernel::MsmMergePieces,
         Kernel::MsmBucketReduce,
@@ -90,16 +79,6 @@ impl Kernel {
         Kernel::NttMidStagesR4,
     ];
 
-    /// The affine round's forms, in `MsmTuning::affine_form`'s order.
-    pub(crate) const MSM_AFFINE_ROUNDS: [Kernel; 6] = [
-        Kernel::MsmAffineRoundK1,
-        Kernel::MsmAffineRoundK2,
-        Kernel::MsmAffineRoundK4,
-        Kernel::MsmAffineRoundK1Ahead,
-        Kernel::MsmAffineRoundK2Ahead,
-        Kernel::MsmAffineRoundK4Ahead,
-    ];
-
     /// The `extern "C"` symbol in the fatbin.
     pub(crate) fn symbol(self) -> &'static CStr {
         match self {
@@ -110,12 +89,7 @@ impl Kernel {
             Kernel::MsmScanApply => c"cuzk_msm_scan_apply",
             Kernel::MsmScatter => c"cuzk_msm_scatter",
             Kernel::MsmAffineCounts => c"cuzk_msm_affine_counts",
-            Kernel::MsmAffineRoundK1 => c"cuzk_msm_affine_round_k1",
-            Kernel::MsmAffineRoundK2 => c"cuzk_msm_affine_round_k2",
-            Kernel::MsmAffineRoundK4 => c"cuzk_msm_affine_round_k4",
-            Kernel::MsmAffineRoundK1Ahead => c"cuzk_msm_affine_round_k1_ahead",
-            Kernel::MsmAffineRoundK2Ahead => c"cuzk_msm_affine_round_k2_ahead",
-            Kernel::MsmAffineRoundK4Ahead => c"cuzk_msm_affine_round_k4_ahead",
+            Kernel::MsmAffineRound => c"cuzk_msm_affine_round",
             Kernel::MsmAccumulate => c"cuzk_msm_accumulate",
             Kernel::MsmMergePieces => c"cuzk_msm_merge_pieces",
             Kernel::MsmBucketReduce => c"cuzk_msm_bucket_reduce",

@@ -252,8 +252,8 @@ const SCATTER_ALONE: u32 = 8;
 const MAX_AFFINE_ROUNDS: usize = 8;
 /// Pairs a thread of an affine round takes by default (`MsmTuning::affine_pairs`): its one
 /// Fermat inversion (~570 products) then costs ~0.5 product a pair, against the 6 of the
-/// pair's own addition. On an H200 (kernels, notes/runs.md session 25) 1,024 against 512:
-/// 2^24 118.5 ms against 119.7, 2^27 on the device 793.1 against 803.6.
+/// pair's own addition. On an H200 (kernels, notes/runs.md session 26) 1,024 against 512:
+/// 2^24 117.8 ms against 119.5, 2^27 on the device 788.5 against 801.0.
 const AFFINE_PAIRS: u32 = 1024;
 /// The scratch buffers of the affine rounds (what their window groups may reuse).
 const AFFINE_SCRATCH: [Scratch; 7] = [

@@ -148,12 +148,7 @@ fn report(title: &str, s: &StatsSnapshot) {
 
 fn main() {
     // CUZK_LOG=cuzk::gpu_timing=debug shows each start phase's waits and stages.
-    if let Ok(filter) = std::env::var("CUZK_LOG") {
-        tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-            .with_writer(std::io::stderr)
-            .init();
-    }
+    cuzk::fixtures::log_from_env();
     let args = match parse() {
         Ok(a) => a,
         Err(e) => {

@@ -139,6 +139,9 @@ fn peak_rss() -> String {
 }
 
 fn main() {
+    // CUZK_LOG=cuzk::gpu_timing=debug shows each start phase's host parts and each MSM's
+    // affine rounds.
+    cuzk::fixtures::log_from_env();
     let args = args();
     let name = format!("{}-{}", args.kind, args.size);
     let gpu = if args.cpu {

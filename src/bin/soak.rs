@@ -1651,12 +1651,7 @@ fn run() -> Result<bool, String> {
 
 fn main() {
     // CUZK_LOG=cuzk::engine=warn shows each device fault.
-    if let Ok(filter) = std::env::var("CUZK_LOG") {
-        tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-            .with_writer(std::io::stderr)
-            .init();
-    }
+    cuzk::fixtures::log_from_env();
     match run() {
         Ok(true) => println!("soak: PASS"),
         Ok(false) => {

@@ -892,6 +892,9 @@ impl GpuContext {
                     Some(w) => w,
                     None => (self.scratch_room(&AFFINE_SCRATCH)? / 2 / a.window_bytes) as u32,
                 };
+                tracing::debug!(target: "cuzk::gpu_timing", n = p.n, c = p.c,
+                    rounds = a.rounds, pairs = a.pairs, window_bytes = a.window_bytes,
+                    windows_a_group = windows.min(p.nwin), "MSM affine rounds");
                 (windows > 0).then_some((a, windows.min(p.nwin)))
             }
             None => None,

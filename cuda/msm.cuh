@@ -471,8 +471,8 @@ struct msm_affine_pair {
 // gid at k * sets * T + gid (consecutive threads, consecutive elements).
 // K: pairs whose x's the forward pass loads together before multiplying any of them (it has
 // one product a pair, little to hide a load's latency behind, two through round 0's indices).
-// K = 2 fits 128 registers; on an H200 it beat K = 1 and K = 4 (166 registers), and so did
-// loading the backward pass's next pair while summing this one, through shared memory
+// K = 2 fits 128 registers; on an H200 it beat K = 1, K = 4 (166 registers) and the forms
+// that copied the backward pass's next pair into shared memory while summing this one
 // (notes/gpu.md, stage 3b).
 constexpr uint32_t MSM_AFFINE_ROUND_BATCH = 2;
 

@@ -353,8 +353,8 @@ fn gpu_msm_affine_rounds() {
         affine_windows: windows,
         ..MsmTuning::default()
     };
-    // The default pairs (more than a thread's share of the lists, at these sizes), and
-    // counts that are odd, smaller than the forward pass's batch, and 1.
+    // The default pairs a thread, and counts that are odd, smaller than the forward pass's
+    // batch, and 1.
     let tunings = [
         tuning(8, 1, None, None),
         tuning(6, 3, Some(7), Some(5)),

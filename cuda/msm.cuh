@@ -388,57 +388,24 @@ struct msm_affine_slot {
         : i0(in_ends[bkt - 1] + 2 * (q - out_ends[bkt - 1])), has_b(i0 + 1 < in_ends[bkt]) {}
 };
 
-// What a pair's entries say besides their points: their signs (applied only when the pair is
-// used, since a negation right after a load would wait for it) and whether it has a second.
-struct msm_affine_pair_meta {
-    uint32_t sign_a, sign_b;
-    bool has_b;
-    HD msm_affine_pair_meta() : sign_a(0), sign_b(0), has_b(false) {}
-};
-
-// Pair s's entries in the round's input (`ea`, `eb`: indices into its points) and its meta.
-HD msm_affine_pair_meta msm_affine_pair_entries(const uint32_t* idx, msm_affine_slot s, uint32_t& ea, uint32_t& eb) {
-    const uint32_t ib = s.has_b ? s.i0 + 1 : s.i0;
-    ea = idx ? idx[s.i0] : s.i0;
-    eb = idx ? idx[ib] : ib;
-    msm_affine_pair_meta m;
-    m.sign_a = ea >> 31;
-    m.sign_b = eb >> 31;
-    m.has_b = s.has_b;
-    ea &= 0x7fffffffu;
-    eb &= 0x7fffffffu;
-    return m;
-}
-
-// The loads of one pair of a round: its points as stored (both the same entry when there is
-// no second), all issued before any is used.
-template <class F>
-struct msm_affine_pair_loads {
-    affine_t<F> a, b;
-    msm_affine_pair_meta meta;
-
-    HD msm_affine_pair_loads() {}
-    HD msm_affine_pair_loads(const affine_t<F>* points, const uint32_t* idx, msm_affine_slot s) {
-        uint32_t ea, eb;
-        meta = msm_affine_pair_entries(idx, s, ea, eb);
-        a = cuzk_load_affine(points + ea);
-        b = cuzk_load_affine(points + eb);
-    }
-};
-
-// One pair of a round: output position q of its set, in bucket b.
+// One pair of a round: pair s of its input, its points as stored (both the same entry when
+// there is no second). Both loads go out before either is used; the signs are applied after
+// them, since a negation right after a load would wait for it.
 template <class F>
 struct msm_affine_pair {
     affine_t<F> a, b;
     msm_pair_kind kind;
 
-    HD explicit msm_affine_pair(const msm_affine_pair_loads<F>& l) : a(l.a), b(l.b) {
-        if (l.meta.sign_a) a.y = a.y.neg();  // the infinity's y = 0 stays 0
-        if (l.meta.sign_b) b.y = b.y.neg();
-        kind = msm_affine_pair_kind(a, b, l.meta.has_b);
+    HD msm_affine_pair(const affine_t<F>* points, const uint32_t* idx, msm_affine_slot s) {
+        const uint32_t ib = s.has_b ? s.i0 + 1 : s.i0;
+        const uint32_t ea = idx ? idx[s.i0] : s.i0;
+        const uint32_t eb = idx ? idx[ib] : ib;
+        a = cuzk_load_affine(points + (ea & 0x7fffffffu));
+        b = cuzk_load_affine(points + (eb & 0x7fffffffu));
+        if (ea >> 31) a.y = a.y.neg();  // the infinity's y = 0 stays 0
+        if (eb >> 31) b.y = b.y.neg();
+        kind = msm_affine_pair_kind(a, b, s.has_b);
     }
-    HD msm_affine_pair(const affine_t<F>* points, const uint32_t* idx, msm_affine_slot s)
-        : msm_affine_pair(msm_affine_pair_loads<F>(points, idx, s)) {}
     HD bool needs_inverse() const { return kind == MSM_PAIR_ADD || kind == MSM_PAIR_DBL; }
     // The denominator of the slope: x_b - x_a, or 2y for a doubling.
     HD F denominator() const { return kind == MSM_PAIR_ADD ? b.x - a.x : a.y.dbl(); }

@@ -254,6 +254,11 @@ impl GpuContext {
         self.launch(Kernel::MsmAffineRound, grid, 0, args)
     }
 
+    /// Threads of `cuzk_msm_affine_round` the device runs at once (in its launches' blocks).
+    pub(crate) fn msm_affine_round_resident(&self) -> Result<u32, GpuError> {
+        self.resident_threads(Kernel::MsmAffineRound, EC_BLOCK, 0)
+    }
+
     /// `cuzk_msm_accumulate[_g2](const affine_t* points, const u32* sorted_idx,
     /// const u32* ends, const u32* totals, u32 n, u32 nwin, u32 L, u32 T, u32 B,
     /// xyzz_t* buckets, xyzz_t* pieces, u32* piece_bkt)`: one thread per (window, slice of

@@ -255,6 +255,10 @@ const MAX_AFFINE_ROUNDS: usize = 8;
 /// pair's own addition. On an H200 (kernels, notes/runs.md session 26) 1,024 against 512:
 /// 2^24 117.8 ms against 119.5, 2^27 on the device 788.5 against 801.0.
 const AFFINE_PAIRS: u32 = 1024;
+/// The fewest pairs a thread takes where a round's threads would not fill the device
+/// (`AffinePlan::round_pairs`): the inversion then costs ~2 products a pair, which a device
+/// half idle costs more than.
+const MIN_AFFINE_PAIRS: u32 = 256;
 /// The scratch buffers of the affine rounds (what their window groups may reuse).
 const AFFINE_SCRATCH: [Scratch; 7] = [
     Scratch::MsmAffinePoints,
@@ -285,8 +289,10 @@ fn default_affine_rounds(per_bucket: u64) -> u32 {
 #[derive(Clone, Copy, Debug)]
 struct AffinePlan {
     rounds: usize,
-    /// Pairs per thread.
+    /// Pairs per thread at most (`AffinePlan::round_pairs`).
     pairs: u32,
+    /// Whether `pairs` was asked for (`MsmTuning::affine_pairs`): then every round takes it.
+    fixed: bool,
     /// Windows whose rounds run together (`MsmTuning::affine_windows`); by default as many
     /// as half the device memory still free to the context holds.
     windows: Option<u32>,
@@ -327,6 +333,7 @@ impl AffinePlan {
         Some(AffinePlan {
             rounds,
             pairs,
+            fixed: tuning.affine_pairs.is_some(),
             windows: tuning.affine_windows.map(|w| w.max(1)),
             window_bytes: Self::window_bytes(&caps[..rounds], pairs, buckets),
             caps,
@@ -334,9 +341,27 @@ impl AffinePlan {
         })
     }
 
-    /// Threads a window of round r.
-    fn threads(&self, r: usize) -> u32 {
-        self.caps[r].div_ceil(self.pairs)
+    /// Pairs a thread of round r takes over `windows` windows, when the device runs
+    /// `resident` of its threads at once: `pairs`, unless that leaves part of the device idle
+    /// (a later round's shorter lists, a group of one window), then as few as fill it, down to
+    /// `MIN_AFFINE_PAIRS`. Fixed where `MsmTuning::affine_pairs` was set.
+    fn round_pairs(&self, r: usize, windows: u32, resident: u32) -> u32 {
+        if self.fixed {
+            return self.pairs;
+        }
+        let fill = (self.caps[r] as u64 * windows as u64).div_ceil(resident.max(1) as u64);
+        fill.clamp(MIN_AFFINE_PAIRS.min(self.pairs) as u64, self.pairs as u64) as u32
+    }
+
+    /// Threads a window of round r at `pairs` a thread.
+    fn threads(&self, r: usize, pairs: u32) -> u32 {
+        self.caps[r].div_ceil(pairs)
+    }
+
+    /// Running products a window holds: enough for every round's threads at any pairs up to
+    /// `pairs` (threads · pairs < caps[r] + pairs, and round 0's list is the longest).
+    fn prefix_len(caps: &[u32], pairs: u32) -> usize {
+        caps[0] as usize + pairs as usize
     }
 
     /// Device bytes a window's rounds hold: the two lists they alternate between (rounds 0
@@ -347,7 +372,7 @@ impl AffinePlan {
             caps.get(r)
                 .map_or(0, |&c| c as usize * size_of::<G1Affine>())
         };
-        let prefix = caps[0].div_ceil(pairs) as usize * pairs as usize * size_of::<DeviceFp>();
+        let prefix = Self::prefix_len(caps, pairs) * size_of::<DeviceFp>();
         list(0) + list(1) + prefix + 2 * (buckets as usize + 1) * size_of::<u32>()
     }
 }
@@ -466,8 +491,12 @@ impl GpuContext {
         ];
         let prefix = self.scratch::<DeviceFp>(
             Scratch::MsmAffinePrefix,
-            g * a.threads(0) as usize * a.pairs as usize,
+            g * AffinePlan::prefix_len(&a.caps[..a.rounds], a.pairs),
         )?;
+        let resident = self.msm_affine_round_resident()?;
+        tracing::debug!(target: "cuzk::gpu_timing", resident, group,
+            pairs = ?(0..a.rounds).map(|r| a.round_pairs(r, group, resident)).collect::<Vec<_>>(),
+            "MSM affine round pairs");
         for w0 in (0..p.nwin).step_by(g) {
             let windows = (w0 + group).min(p.nwin) - w0;
             let (mut src, mut idx) = (
@@ -478,6 +507,7 @@ impl GpuContext {
                 (p.n, hist.add(w0 as usize * stride), DevPtr::NULL);
             for r in 0..a.rounds {
                 let (out, out_ends, out_totals) = (lists[r % 2], ends[r % 2], totals[r % 2]);
+                let pairs = a.round_pairs(r, windows, resident);
                 // SAFETY: the lists, ends, totals and running products were sized above for
                 // `group` windows of this plan; `hist` and `sidx` hold every window's.
                 unsafe {
@@ -494,8 +524,8 @@ impl GpuContext {
                         out_totals,
                         windows,
                         p.buckets,
-                        a.pairs,
-                        a.threads(r),
+                        pairs,
+                        a.threads(r, pairs),
                         a.caps[r],
                         out,
                         prefix,
@@ -1077,4 +1107,54 @@ fn combine_windows<C: DeviceCurve>(windows: &[u64], c: u32) -> C::Projective {
         acc += C::from_xyzz(w);
     }
     acc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 32GiB PoRep partition's MSM (2^27 points, c = 20) with three rounds, on a device
+    /// that runs 67,584 of the round's threads at once (an H200: 132 multiprocessors, four
+    /// blocks of 128 each).
+    fn porep_plan(tuning: &MsmTuning) -> AffinePlan {
+        AffinePlan::new(1 << 27, 1 << 19, 1 << 10, tuning, 250).unwrap()
+    }
+    const RESIDENT: u32 = 132 * 4 * 128;
+
+    #[test]
+    fn round_pairs_fill_the_device_only_where_the_plan_would_not() {
+        let a = porep_plan(&MsmTuning::default());
+        assert_eq!(a.rounds, 3);
+        assert_eq!(a.caps[..3], [67_371_008, 33_947_648, 17_235_968]);
+        let pairs = |windows| [0, 1, 2].map(|r| a.round_pairs(r, windows, RESIDENT));
+        // Four windows a group: rounds 0 and 1 fill the device at 1,024; round 2 needs 1,021.
+        assert_eq!(pairs(4), [1024, 1024, 1021]);
+        // One window a group: every round takes fewer, round 2 the least allowed.
+        assert_eq!(pairs(1), [997, 503, MIN_AFFINE_PAIRS]);
+        for (r, p) in pairs(1).into_iter().enumerate() {
+            let threads = a.threads(r, p);
+            assert!(threads as u64 * p as u64 >= a.caps[r] as u64);
+            // The running products never outgrow what the plan holds for them.
+            assert!(threads as usize * p as usize <= AffinePlan::prefix_len(&a.caps, a.pairs));
+            if p > MIN_AFFINE_PAIRS {
+                assert!(threads <= RESIDENT && threads > RESIDENT - 128 * 4);
+            }
+        }
+        // Pairs asked for stay fixed.
+        let tuning = MsmTuning {
+            affine_pairs: Some(1024),
+            ..MsmTuning::default()
+        };
+        let fixed = porep_plan(&tuning);
+        assert_eq!(
+            [0, 1, 2].map(|r| fixed.round_pairs(r, 1, RESIDENT)),
+            [1024; 3]
+        );
+        // Fewer pairs asked for than the floor: the floor does not raise them.
+        let small = porep_plan(&MsmTuning {
+            affine_pairs: Some(64),
+            ..MsmTuning::default()
+        });
+        assert_eq!(small.round_pairs(2, 1, RESIDENT), 64);
+    }
 }

@@ -219,6 +219,8 @@ pub struct MsmTuning {
     /// (uniform scalars at c = 20: 2^24 points 1, 2^27 3; a mostly 0/1 witness none).
     pub affine_rounds: Option<u32>,
     /// Pairs per thread of an affine round, sharing its inversion (`CUZK_MSM_AFFINE_PAIRS`).
+    /// Set, every round takes it; by default a round takes 1,024, or fewer where that would
+    /// leave part of the device idle.
     pub affine_pairs: Option<u32>,
     /// Windows whose affine rounds run at once (`CUZK_MSM_AFFINE_WINDOWS`); by default as
     /// many as half the device memory still free to the context holds (none when one

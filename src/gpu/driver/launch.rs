@@ -168,6 +168,29 @@ impl Args {
 }
 
 impl GpuContext {
+    /// Threads of `kernel` the device runs at once in blocks of `block` with `smem` bytes of
+    /// dynamic shared memory: the occupancy calculator's blocks a multiprocessor times the
+    /// multiprocessors. A launch of fewer leaves part of the device idle.
+    pub(crate) fn resident_threads(
+        &self,
+        kernel: Kernel,
+        block: u32,
+        smem: u32,
+    ) -> Result<u32, GpuError> {
+        // SAFETY: the function was looked up in this context's module when it was loaded.
+        let per_mp = check(
+            unsafe {
+                result::occupancy::max_active_block_per_multiprocessor(
+                    self.function(kernel),
+                    block as i32,
+                    smem as usize,
+                )
+            },
+            "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+        )?;
+        Ok(per_mp.max(1) as u32 * block * self.info().multiprocessors)
+    }
+
     /// Launches `kernel` on the compute stream, between two events of the kernel timeline.
     /// An empty grid launches nothing.
     ///

@@ -90,15 +90,16 @@ static inline void madc_wide(uint32_t& lo, uint32_t& hi, uint32_t a, uint32_t b,
 #endif
 CUZK_CONSTANT uint32_t cuzk_fp_mod[12] = {CUZK_FP_MODULUS};
 CUZK_CONSTANT uint32_t cuzk_fr_mod[8] = {CUZK_FR_MODULUS};
-// -r^-1 mod 2^32 = 2^32 - 1, read from constant memory so that ptxas cannot see it (FrParams::inv).
-CUZK_CONSTANT uint32_t cuzk_fr_inv = 0xffffffffu;
+// A zero that ptxas cannot see (FrParams::row_factor).
+CUZK_CONSTANT uint32_t cuzk_opaque_zero = 0;
 
 // ---- field parameters: limbs as immediates so unrolled loops fold them into instructions ----
 struct FpParams {
     static constexpr int N = 12;
     HD static uint32_t mod_operand(int i) { return cuzk_fp_mod[i]; }
     static constexpr uint32_t INV = 0xfffcfffdu;  // -p^-1 mod 2^32
-    HD static uint32_t inv() { return INV; }
+    // The reduction row's q for its lowest limb.
+    HD static uint32_t row_factor(uint32_t lo0) { return lo0 * INV; }
     HD static constexpr uint32_t mod(int i) {
         constexpr uint32_t m[N] = {CUZK_FP_MODULUS};
         return m[i];
@@ -115,12 +116,12 @@ struct FrParams {
     static constexpr int N = 8;
     HD static uint32_t mod_operand(int i) { return cuzk_fr_mod[i]; }
     static constexpr uint32_t INV = 0xffffffffu;  // -r^-1 mod 2^32
-    // INV as the reduction's multiplier: from constant memory, not the immediate. With the
-    // immediate ptxas turns q = lo[0] * INV into a negation and, knowing q = -lo[0], splits
-    // every q*m_j of the row into an IMAD.X and an IMAD.HI.U32.X instead of one
-    // IMAD.WIDE.U32.X (sm_90 SASS of one product: 48 products split, 320 instructions; read
-    // from constant memory: all fused, 260, plus one IMAD a row for q).
-    HD static uint32_t inv() { return cuzk_fr_inv; }
+    // q = lo0 * INV = -lo0, a negation, but one from a zero in constant memory: when ptxas
+    // knows that q = -lo0 (from lo0 * INV or 0 - lo0) it splits every q*m_j of the row into
+    // an IMAD.X and an IMAD.HI.U32.X instead of one IMAD.WIDE.U32.X (sm_90 SASS of one
+    // product: 48 of its 112 products split, 320 instructions; with the opaque zero all
+    // fused, 296).
+    HD static uint32_t row_factor(uint32_t lo0) { return cuzk_opaque_zero - lo0; }
     HD static constexpr uint32_t mod(int i) {
         constexpr uint32_t m[N] = {CUZK_FR_MODULUS};
         return m[i];
@@ -252,7 +253,7 @@ struct alignas(16) Fe {
     // pipe instead of a 64-bit product on the multiply pipe, which the NTT keeps busiest. Its
     // next limb is 2^32 - 1, whose product is a shift and a subtraction.
     HD static void reduce_row(uint32_t (&lo)[N], uint32_t (&hi)[N]) {
-        const uint32_t q = lo[0] * P::inv();
+        const uint32_t q = P::row_factor(lo[0]);
         if (P::mod(0) == 1) {
             lo[0] = add_cc(lo[0], q);
             lo[1] = addc_cc(lo[1], 0);

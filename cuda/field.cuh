@@ -211,8 +211,11 @@ struct alignas(16) Fe {
     // Bounds (a, T < m, so T + a*b_i + q*m < 2m*W): for both fields 2m*W < W^(N+1) (2p <
     // 2^382, 2r < 2^256), so the row's sum fits N+1 limbs, hi (times W) fits N limbs and a
     // chain into hi never carries out of its top limb. A carry out of lo's top limb belongs
-    // to limb N, which is hi's top limb: it is added there. After the last row T = lo[1..N)
-    // + hi < 2m.
+    // to limb N, which is hi's top limb: it is added there, before hi's own chain reaches it
+    // (every term is non-negative, so the partial sum is no larger than the final limb). The
+    // product row's carry waits for its reduction row, which adds it with the reduction's
+    // own carry in one three-input addition (reduce_row's `top`). After the last row T =
+    // lo[1..N) + hi < 2m.
     HD friend Fe operator*(const Fe& a, const Fe& b) {
         uint32_t lo[N], hi[N];
         // Row 0: the products alone.
@@ -220,7 +223,7 @@ struct alignas(16) Fe {
             mul_wide(lo[j], lo[j + 1], a.v[j], b.v[0]);
             mul_wide(hi[j], hi[j + 1], a.v[j + 1], b.v[0]);
         }
-        reduce_row(lo, hi);
+        reduce_row(lo, hi, 0);
         _Pragma("unroll") for (int i = 1; i < N; i++) {
             const uint32_t bi = b.v[i];
             uint32_t nlo[N], nhi[N];
@@ -229,15 +232,17 @@ struct alignas(16) Fe {
             _Pragma("unroll") for (int j = 2; j < N; j += 2) madc_wide_cc(nlo[j], nlo[j + 1], a.v[j], bi, hi[j], hi[j + 1]);
             const uint32_t top = addc(0, 0);
             // lo[1] onto limb 0; its carry enters the odd chain at limb 1, the bottom of the
-            // new hi, which reads lo two limbs up.
+            // new hi, which reads lo two limbs up. The last product adds nothing (lo has no
+            // limb N): `top` goes in with the reduction row's carry, not here, where it would
+            // need a register pair (0, top) and a move to zero its low half on every row.
             nlo[0] = add_cc(nlo[0], lo[1]);
             _Pragma("unroll") for (int j = 1; j < N - 2; j += 2) madc_wide_cc(nhi[j - 1], nhi[j], a.v[j], bi, lo[j + 1], lo[j + 2]);
-            madc_wide(nhi[N - 2], nhi[N - 1], a.v[N - 1], bi, 0, top);
+            madc_wide(nhi[N - 2], nhi[N - 1], a.v[N - 1], bi, 0, 0);
             _Pragma("unroll") for (int k = 0; k < N; k++) {
                 lo[k] = nlo[k];
                 hi[k] = nhi[k];
             }
-            reduce_row(lo, hi);
+            reduce_row(lo, hi, top);
         }
         Fe r;
         r.v[0] = add_cc(lo[1], hi[0]);
@@ -247,13 +252,15 @@ struct alignas(16) Fe {
     }
 
     // One row's reduction: q*m added with q = lo[0] * (-m^-1), which clears lo[0] (hi starts
-    // at limb 1), the even limbs of m onto lo and the odd ones onto hi (see operator*).
+    // at limb 1), the even limbs of m onto lo and the odd ones onto hi (see operator*), and
+    // the product row's carry `top` (limb N) with the carry out of lo's chain.
     //
     // Fr's lowest limb is 1: then q*m_0 is q itself, added with two additions on the integer
     // pipe instead of a 64-bit product on the multiply pipe, which the NTT keeps busiest. Its
     // next limb is 2^32 - 1, whose product is a shift and a subtraction.
-    HD static void reduce_row(uint32_t (&lo)[N], uint32_t (&hi)[N]) {
-        const uint32_t q = P::row_factor(lo[0]);
+    HD static void reduce_row(uint32_t (&lo)[N], uint32_t (&hi)[N], uint32_t top) {
+        const uint32_t lo0 = lo[0];
+        const uint32_t q = P::row_factor(lo0);
         if (P::mod(0) == 1) {
             lo[0] = add_cc(lo[0], q);
             lo[1] = addc_cc(lo[1], 0);
@@ -261,11 +268,17 @@ struct alignas(16) Fe {
             mad_wide_cc(lo[0], lo[1], q, P::mod_operand(0), lo[0], lo[1]);
         }
         _Pragma("unroll") for (int j = 2; j < N; j += 2) madc_wide_cc(lo[j], lo[j + 1], q, P::mod_operand(j), lo[j], lo[j + 1]);
-        const uint32_t top = addc(0, 0);
+        // Limb N's carries, added while the flag is live: one IADD3.X (or IMAD.X). Kept as a
+        // value for an addition after hi's chain, ptxas made it a predicate, a VIADD and a
+        // predicated IMAD.MOV on every row.
+        hi[N - 1] = addc(hi[N - 1], top);
         if (P::mod(1) == 0xffffffffu) {
             // q*(2^32 - 1) = q*2^32 - q: its two limbs by one subtraction with borrow, added
-            // on the integer pipe (Fr's second limb; the same reason as m_0 above).
-            const uint32_t p_lo = sub_cc(0, q);
+            // on the integer pipe (Fr's second limb; the same reason as m_0 above). The low
+            // limb, -q, is lo[0] itself (q = -lo[0]): taking it from there saves the negation,
+            // an IMAD.MOV on the multiply pipe; the subtraction stays for its borrow.
+            const uint32_t p_lo = lo0;
+            sub_cc(0, q);
             const uint32_t p_hi = subc(q, 0);
             hi[0] = add_cc(hi[0], p_lo);
             hi[1] = addc_cc(hi[1], p_hi);
@@ -274,7 +287,6 @@ struct alignas(16) Fe {
         }
         _Pragma("unroll") for (int j = 3; j < N - 1; j += 2) madc_wide_cc(hi[j - 1], hi[j], q, P::mod_operand(j), hi[j - 1], hi[j]);
         madc_wide(hi[N - 2], hi[N - 1], q, P::mod_operand(N - 1), hi[N - 2], hi[N - 1]);
-        hi[N - 1] += top;
     }
 
     // a^2/R mod m: the product with itself. (A dedicated squaring, cross products once and

@@ -37,6 +37,12 @@
 #                                      bad inputs) of N jobs (default 1000) on every GPU
 #   scripts/device-suite.sh kernels    gpu_bench: the NTT with each tile build (radix 4, radix 8)
 #                                      at 2^20..2^27 and the G1 MSM at 2^24, 2^26
+#   scripts/device-suite.sh ab ARCHIVE [NTT_LOGS] [MSM_LOGS]
+#                                      two builds' kernels on the same card in one call: gpu_bench
+#                                      ntt (NTT_LOGS, default 26,27) and msm (MSM_LOGS, default 24)
+#                                      from ARCHIVE (an earlier build's bin.txz, or an archive
+#                                      holding its gpu_bench and COMMIT) and from .devbin,
+#                                      alternating, two rounds each (AB_RUNS runs, default 5)
 #   scripts/device-suite.sh windowed [LOGS] [BITS]
 #                                      gpu_bench windowed: the G1 MSM over window points for
 #                                      window sizes BITS (default 20,22,23,24) beside the plain
@@ -262,6 +268,29 @@ PY
         done
         echo "== gpu_bench msm --msm-logs 24,26 --runs 3"
         "$bin/gpu_bench" msm --msm-logs 24,26 --runs 3 2>&1 | tee "$out/msm.log"
+        ;;
+    ab)
+        base="${1:?ab needs the archive of the baseline build}"
+        shift
+        ntt_logs=26,27 msm_logs=24
+        case "${1:-}" in [0-9]*) ntt_logs="$1" && shift ;; esac
+        case "${1:-}" in [0-9]*) msm_logs="$1" && shift ;; esac
+        unpack_devbin "$base" /tmp/cuzk-base gpu_bench
+        echo "base cuzk $(tr '\n' ' ' </tmp/cuzk-base/COMMIT)" | tee "$out/ab-base.txt"
+        # Alternating, so that a drift of the card's clocks shows as a gap between rounds
+        # rather than as a difference between the builds.
+        for round in 1 2; do
+            for v in base new; do
+                b="$bin"
+                [ "$v" = base ] && b=/tmp/cuzk-base
+                log="$out/ab-$v-$round.log"
+                echo "== $v, round $round: gpu_bench ntt --ntt-logs $ntt_logs; msm --msm-logs $msm_logs (--runs ${AB_RUNS:-5})"
+                { "$b/gpu_bench" ntt --ntt-logs "$ntt_logs" --runs "${AB_RUNS:-5}" &&
+                    "$b/gpu_bench" msm --msm-logs "$msm_logs" --runs "${AB_RUNS:-5}"; } >"$log" 2>&1
+                echo "rc=$?"
+                grep -E "^ +[0-9]+ " "$log"
+            done
+        done
         ;;
     windowed)
         logs=24 bits=20,22,23,24

@@ -42,7 +42,8 @@
 #                                      ntt (NTT_LOGS, default 26,27) and msm (MSM_LOGS, default 24)
 #                                      from ARCHIVE (an earlier build's bin.txz, or an archive
 #                                      holding its gpu_bench and COMMIT) and from .devbin,
-#                                      alternating, two rounds each (AB_RUNS runs, default 5)
+#                                      alternating, AB_ROUNDS rounds (default 2) of AB_RUNS
+#                                      runs (default 5)
 #   scripts/device-suite.sh windowed [LOGS] [BITS]
 #                                      gpu_bench windowed: the G1 MSM over window points for
 #                                      window sizes BITS (default 20,22,23,24) beside the plain
@@ -279,7 +280,7 @@ PY
         echo "base cuzk $(tr '\n' ' ' </tmp/cuzk-base/COMMIT)" | tee "$out/ab-base.txt"
         # Alternating, so that a drift of the card's clocks shows as a gap between rounds
         # rather than as a difference between the builds.
-        for round in 1 2; do
+        for round in $(seq "${AB_ROUNDS:-2}"); do
             for v in base new; do
                 b="$bin"
                 [ "$v" = base ] && b=/tmp/cuzk-base

@@ -276,14 +276,17 @@ PY
         ntt_logs=26,27 msm_logs=24
         case "${1:-}" in [0-9]*) ntt_logs="$1" && shift ;; esac
         case "${1:-}" in [0-9]*) msm_logs="$1" && shift ;; esac
-        unpack_devbin "$base" /tmp/cuzk-base gpu_bench
-        echo "base cuzk $(tr '\n' ' ' </tmp/cuzk-base/COMMIT)" | tee "$out/ab-base.txt"
+        # A folder per archive: unpack_devbin skips a folder that has its gpu_bench already,
+        # and a second `ab` on the same warm machine may name another baseline.
+        base_dir="/tmp/cuzk-base-$(cksum <"$base" | cut -d' ' -f1)"
+        unpack_devbin "$base" "$base_dir" gpu_bench
+        echo "base cuzk $(tr '\n' ' ' <"$base_dir/COMMIT")" | tee "$out/ab-base.txt"
         # Alternating, so that a drift of the card's clocks shows as a gap between rounds
         # rather than as a difference between the builds.
         for round in $(seq "${AB_ROUNDS:-2}"); do
             for v in base new; do
                 b="$bin"
-                [ "$v" = base ] && b=/tmp/cuzk-base
+                [ "$v" = base ] && b="$base_dir"
                 log="$out/ab-$v-$round.log"
                 echo "== $v, round $round: gpu_bench ntt --ntt-logs $ntt_logs; msm --msm-logs $msm_logs (--runs ${AB_RUNS:-5})"
                 { "$b/gpu_bench" ntt --ntt-logs "$ntt_logs" --runs "${AB_RUNS:-5}" &&

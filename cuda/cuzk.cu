@@ -112,14 +112,15 @@ extern "C" __global__ void cuzk_ntt_powers(fr_t* out, const fr_t* pw, uint32_t c
     ntt_powers_thread(GID(), out, pw, count);
 }
 
-extern "C" __global__ void cuzk_ntt_scale(fr_t* v, const fr_t* pw, fr_t factor, uint32_t n) {
-    ntt_scale_thread(GID(), v, pw, factor, n);
+extern "C" __global__ void cuzk_ntt_scale(fr_t* v, const fr_t* pw, fr_t factor, const fr_t* minus, uint32_t n) {
+    ntt_scale_thread(GID(), v, pw, factor, minus, n);
 }
 
-// a[i] = a[i] * b[i] - c[i]: the pointwise step of the quotient polynomial on the coset.
-extern "C" __global__ void cuzk_ntt_ab_minus_c(fr_t* a, const fr_t* b, const fr_t* c, uint32_t n) {
+// a[i] = a[i] * b[i]: the quotient's product on the coset (c comes off after the inverse
+// transform, in cuzk_ntt_scale).
+extern "C" __global__ void cuzk_ntt_pointwise_mul(fr_t* a, const fr_t* b, uint32_t n) {
     uint32_t i = GID();
-    if (i < n) a[i] = a[i] * b[i] - c[i];
+    if (i < n) a[i] = a[i] * b[i];
 }
 
 // The NTT tile kernels come in two builds: radix-8 steps (8 elements per thread in registers,

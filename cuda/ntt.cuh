@@ -104,17 +104,29 @@ HD void ntt_powers_thread(uint32_t t, fr_t* out, const fr_t* pw, uint32_t count)
     }
 }
 
-// v[i] *= factor * base^i (base given by its table; base = 1 for a plain 1/n scale).
-// ceil(n / CUZK_POW_CHUNK) threads; thread t takes i = t, t + T, t + 2T, ... so that a warp
-// reads and writes consecutive elements (a chunk of consecutive elements per thread, as the
-// powers kernel has, puts a warp's accesses 1 KB apart), its power advancing by base^T, the
-// same for every thread. A base of 1 (every thread sees the same table, so the branch is
-// uniform) needs only the product by the factor. With powers the pass is bound by its two
-// products an element (figures: notes/gpu.md).
-HD void ntt_scale_thread(uint32_t t, fr_t* v, const fr_t* pw, fr_t factor, uint32_t n) {
+// v[i] *= factor * base^i (base given by its table; base = 1 for a plain 1/n scale), or, with
+// `minus`, v[i] = (v[i] * base^i - minus[i]) * factor: the H step's last pass, which takes c's
+// coefficients off there rather than c's coset evaluations off before the inverse transform
+// (one transform fewer; src/gpu/ntt.rs). ceil(n / CUZK_POW_CHUNK) threads; thread t takes
+// i = t, t + T, t + 2T, ... so that a warp reads and writes consecutive elements (a chunk of
+// consecutive elements per thread, as the powers kernel has, puts a warp's accesses 1 KB
+// apart), its power advancing by base^T, the same for every thread. A base of 1 (every thread
+// sees the same table, so the branch is uniform) needs only the product by the factor. With
+// powers the pass is bound by its two products an element (three with `minus`; figures:
+// notes/gpu.md).
+HD void ntt_scale_thread(uint32_t t, fr_t* v, const fr_t* pw, fr_t factor, const fr_t* minus, uint32_t n) {
     const uint32_t T = (n + CUZK_POW_CHUNK - 1) / CUZK_POW_CHUNK;
     if (t >= T) return;
     const fr_t b = pw[0];
+    if (minus) {
+        const fr_t step = cuzk_pow_table(pw, T);
+        fr_t x = cuzk_pow_table(pw, t);
+        for (uint32_t i = t; i < n; i += T) {
+            v[i] = (v[i] * x - minus[i]) * factor;
+            x = x * step;
+        }
+        return;
+    }
     if (b.eq(fr_t::one())) {
         for (uint32_t i = t; i < n; i += T) v[i] = v[i] * factor;
         return;

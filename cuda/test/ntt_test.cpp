@@ -180,30 +180,35 @@ int main() {
     }
     // The scale pass, as its kernel runs it (ceil(n / chunk) threads, each every T-th element,
     // and the grid's extra threads, which must do nothing): v[i] * factor * base^i, with powers
-    // (a coset's) and with base 1 (the inverse's 1/n, which skips the powers).
-    for (int with_powers = 0; with_powers < 2; with_powers++) {
+    // (a coset's) and with base 1 (the inverse's 1/n, which skips the powers); and the H step's
+    // last pass, (v[i] * base^i - minus[i]) * factor, with powers.
+    for (int form = 0; form < 3; form++) {
+        const bool with_powers = form != 0, with_minus = form == 2;
         const uint32_t n = 1000;  // not a multiple of the chunk: some threads take one fewer
         fr_t base = with_powers ? random_fr() : fr_t::one(), factor = random_fr();
         fr_t pw[32];
         pw[0] = base;
         for (int k = 1; k < 32; k++) pw[k] = pw[k - 1] * pw[k - 1];
-        std::vector<fr_t> v(n), want(n);
-        fr_t x = factor;
+        std::vector<fr_t> v(n), want(n), minus(n);
+        fr_t x = fr_t::one();
         for (uint32_t i = 0; i < n; i++) {
             v[i] = random_fr();
-            want[i] = v[i] * x;
+            minus[i] = random_fr();
+            want[i] = with_minus ? (v[i] * x - minus[i]) * factor : v[i] * x * factor;
             x = x * base;
         }
-        for (uint32_t t = 0; t < 64; t++) ntt_scale_thread(t, v.data(), pw, factor, n);
+        for (uint32_t t = 0; t < 64; t++)
+            ntt_scale_thread(t, v.data(), pw, factor, with_minus ? minus.data() : nullptr, n);
         for (uint32_t i = 0; i < n; i++) {
             if (!eq(v[i], want[i])) {
-                printf("FAIL: scale pass (%s), element %u\n", with_powers ? "powers" : "base 1", i);
+                static const char* names[] = {"base 1", "powers", "powers, minus"};
+                printf("FAIL: scale pass (%s), element %u\n", names[form], i);
                 failures++;
                 break;
             }
         }
     }
     if (failures) return 1;
-    printf("ntt_test: OK (reference = DFT up to 2^5; radix-4 and radix-8 tiles of 2^10 and 2^11 = reference, 2^1 .. 2^21; the scale pass, with powers and with base 1)\n");
+    printf("ntt_test: OK (reference = DFT up to 2^5; radix-4 and radix-8 tiles of 2^10 and 2^11 = reference, 2^1 .. 2^21; the scale pass, with powers, with base 1 and with a subtrahend)\n");
     return 0;
 }

@@ -163,6 +163,20 @@ fn scale_by_powers(a: &mut [Scalar], c: Scalar, x: Scalar) {
         });
 }
 
+/// a[i] = (a[i] · x^i − minus[i]) · c.
+fn scale_by_powers_minus(a: &mut [Scalar], minus: &[Scalar], c: Scalar, x: Scalar) {
+    a.par_chunks_mut(MIN_CHUNK)
+        .zip(minus.par_chunks(MIN_CHUNK))
+        .enumerate()
+        .for_each(|(k, (chunk, minus))| {
+            let mut p = x.pow_vartime([(k * MIN_CHUNK) as u64]);
+            for (v, m) in chunk.iter_mut().zip(minus) {
+                *v = (*v * p - m) * c;
+                p *= x;
+            }
+        });
+}
+
 fn bit_reverse(a: &mut [Scalar], log_n: u32) {
     if log_n == 0 {
         return;
@@ -234,6 +248,11 @@ fn transform(a: &mut [Scalar], log_n: u32, tw: &[Scalar]) {
 /// The coefficients of H = (A·B − C) / Z from the evaluations of A, B and C over a domain of
 /// `a.len()` (a power of two); returns `n − 1` coefficients, as the `h` section expects.
 /// Consumes `b` and `c` as soon as they are folded in.
+///
+/// Six transforms, not the textbook's seven: the inverse coset NTT is linear and undoes a
+/// coset NTT, so iNTT_coset((a·b − c)/Z) = (iNTT_coset(a·b) − iNTT(c))/Z on the coset (Z is
+/// constant there): C needs its coefficients only, not its coset evaluations. The same
+/// coefficients for any a, b and c.
 pub fn h_coefficients(
     domain: &Domain,
     mut a: Vec<Scalar>,
@@ -245,17 +264,23 @@ pub fn h_coefficients(
         || {
             rayon::join(
                 || domain.intt_then_coset_ntt(&mut b),
-                || domain.intt_then_coset_ntt(&mut c),
+                // n times c's coefficients: the last pass below scales both terms at once.
+                || {
+                    domain.check_len(&c);
+                    transform(&mut c, domain.log_n, &domain.inv_twiddles)
+                },
             )
         },
     );
     a.par_iter_mut()
         .zip(b.par_iter())
-        .zip(c.par_iter())
         .with_min_len(MIN_CHUNK)
-        .for_each(|((a, b), c)| *a = *a * b - c);
-    drop((b, c));
-    domain.icoset_ntt_scaled(&mut a, domain.z_inv_on_coset());
+        .for_each(|(a, b)| *a *= b);
+    drop(b);
+    transform(&mut a, domain.log_n, &domain.inv_twiddles);
+    let g_inv = Scalar::MULTIPLICATIVE_GENERATOR.invert().expect("g ≠ 0");
+    scale_by_powers_minus(&mut a, &c, domain.n_inv * domain.z_inv_on_coset(), g_inv);
+    drop(c);
     a.truncate(domain.size() - 1);
     a
 }
@@ -348,5 +373,27 @@ mod tests {
         let lhs = naive_eval(&pa, x) * naive_eval(&pb, x) - naive_eval(&pc, x);
         let z = x.pow_vartime([n as u64]) - Scalar::ONE;
         assert_eq!(lhs, naive_eval(&h, x) * z);
+    }
+
+    #[test]
+    fn h_in_six_transforms_equals_the_textbook_seven_for_any_inputs() {
+        // a·b − c not divisible by Z: the identity the six-transform form rests on
+        // (iNTT_coset(NTT_coset(iNTT(c))) = iNTT(c)) holds for any c, so the coefficients
+        // must be the textbook form's, the one bellperson computes.
+        for log_n in [0u32, 1, 2, 5, 10] {
+            let d = Domain::new(log_n).unwrap();
+            let n = d.size();
+            let (a, b, c) = (random(n, 11), random(n, 12), random(n, 13));
+            let (mut ta, mut tb, mut tc) = (a.clone(), b.clone(), c.clone());
+            for v in [&mut ta, &mut tb, &mut tc] {
+                d.intt_then_coset_ntt(v);
+            }
+            for ((a, b), c) in ta.iter_mut().zip(&tb).zip(&tc) {
+                *a = *a * b - c;
+            }
+            d.icoset_ntt_scaled(&mut ta, d.z_inv_on_coset());
+            ta.truncate(n - 1);
+            assert_eq!(h_coefficients(&d, a, b, c), ta, "2^{log_n}");
+        }
     }
 }

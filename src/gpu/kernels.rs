@@ -391,17 +391,19 @@ impl GpuContext {
         )
     }
 
-    /// `cuzk_ntt_scale(fr_t* v, const fr_t* pw, fr_t factor, u32 n)`: v[i] *= factor·base^i;
+    /// `cuzk_ntt_scale(fr_t* v, const fr_t* pw, fr_t factor, const fr_t* minus, u32 n)`:
+    /// v[i] *= factor·base^i, or with a non-null `minus` v[i] = (v[i]·base^i − minus[i])·factor;
     /// ceil(n / `POW_CHUNK`) threads, each taking every such count-th element (coalesced).
     pub(crate) unsafe fn ntt_scale(
         &self,
         v: DevPtr<Scalar>,
         pw: DevPtr<Scalar>,
         factor: Scalar,
+        minus: DevPtr<Scalar>,
         n: u32,
     ) -> Result<(), GpuError> {
         let grid = threads(n.div_ceil(POW_CHUNK) as u64, BLOCK);
-        let args = Args::new().arg(v).arg(pw).arg(factor).arg(n);
+        let args = Args::new().arg(v).arg(pw).arg(factor).arg(minus).arg(n);
         self.launch(Kernel::NttScale, grid, 0, args)
     }
 
@@ -456,17 +458,16 @@ impl GpuContext {
         self.launch(kernel, grid, NttGeometry::tile_bytes(k + low), args)
     }
 
-    /// `cuzk_ntt_ab_minus_c(fr_t* a, const fr_t* b, const fr_t* c, u32 n)`: a = a·b − c,
-    /// one thread per element.
-    pub(crate) unsafe fn ntt_ab_minus_c(
+    /// `cuzk_ntt_pointwise_mul(fr_t* a, const fr_t* b, u32 n)`: a[i] *= b[i], one thread per
+    /// element.
+    pub(crate) unsafe fn ntt_pointwise_mul(
         &self,
         a: DevPtr<Scalar>,
         b: DevPtr<Scalar>,
-        c: DevPtr<Scalar>,
         n: u32,
     ) -> Result<(), GpuError> {
-        let args = Args::new().arg(a).arg(b).arg(c).arg(n);
-        self.launch(Kernel::NttAbMinusC, threads(n as u64, BLOCK), 0, args)
+        let args = Args::new().arg(a).arg(b).arg(n);
+        self.launch(Kernel::NttPointwiseMul, threads(n as u64, BLOCK), 0, args)
     }
 
     /// `cuzk_gather_dense(const fr_t* aux, const u64* words, const u32* prefix, u32 n,

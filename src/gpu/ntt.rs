@@ -64,14 +64,16 @@ impl GpuContext {
         let g = Scalar::MULTIPLICATIVE_GENERATOR;
         let n_inv = Scalar::from(n as u64).invert().expect("n < r");
         if kind == NttKind::Coset {
-            self.scale(d_a, n as u32, g, Scalar::ONE, d_pw)?;
+            self.scale(d_a, n as u32, g, Scalar::ONE, d_pw, DevPtr::NULL)?;
         }
         self.transform(d_a, d_b, tw, log_n)?;
         match kind {
-            NttKind::Inverse => self.scale(d_b, n as u32, Scalar::ONE, n_inv, d_pw)?,
+            NttKind::Inverse => {
+                self.scale(d_b, n as u32, Scalar::ONE, n_inv, d_pw, DevPtr::NULL)?
+            }
             NttKind::InverseCoset => {
                 let g_inv = g.invert().expect("g != 0");
-                self.scale(d_b, n as u32, g_inv, n_inv, d_pw)?
+                self.scale(d_b, n as u32, g_inv, n_inv, d_pw, DevPtr::NULL)?
             }
             _ => {}
         }
@@ -108,8 +110,9 @@ impl GpuContext {
 
     /// The quotient polynomial's coefficients of a Groth16 proof, as
     /// `cpu::ntt::h_coefficients` computes them: a, b, c are evaluations at ω^i (length
-    /// n = 2^k, k >= 1); each goes to the coset g·ω^i (iNTT, then coset NTT), then
-    /// (a·b − c) / Z on the coset goes back to coefficients (inverse coset NTT). Returns the
+    /// n = 2^k, k >= 1); a and b go to the coset g·ω^i (iNTT, then coset NTT), a·b goes back
+    /// to coefficients (inverse coset NTT), and c's coefficients (iNTT) come off there, all
+    /// over Z's value on the coset: six transforms. Returns the
     /// n − 1 coefficients in `a[..n-1]` and sets `a[n-1]` to zero (callers truncate `a`).
     /// Everything between the uploads and the one download stays on the device. The result
     /// goes into `a` rather than a new vector: first-touching a fresh 2 GiB vector cost more
@@ -341,13 +344,19 @@ impl GpuContext {
                 overlapped += tu.elapsed();
             }
             self.transform(v, d_t, tw_inv, log_n)?;
-            self.scale(d_t, n as u32, g, n_inv, d_pw)?; // 1/n of the iNTT and g^i of the coset
-            self.transform(d_t, v, tw_fwd, log_n)?;
+            if k < 2 {
+                self.scale(d_t, n as u32, g, n_inv, d_pw, DevPtr::NULL)?; // 1/n of the iNTT, g^i of the coset
+                self.transform(d_t, v, tw_fwd, log_n)?;
+            }
         }
-        // SAFETY: three n-element buffers.
-        unsafe { self.ntt_ab_minus_c(d[0], d[1], d[2], n as u32)? };
-        self.transform(d[0], d_t, tw_inv, log_n)?;
-        self.scale(d_t, n as u32, g_inv, n_inv * z_inv, d_pw)?;
+        // c's coefficients (times n) are in d_t. iNTT_coset is linear and undoes c's coset
+        // NTT, so iNTT_coset(a·b − c) = iNTT_coset(a·b) − iNTT(c): c needs no coset
+        // evaluations, one transform fewer than the textbook quotient's seven (the same
+        // coefficients for any a, b, c).
+        // SAFETY: two n-element buffers.
+        unsafe { self.ntt_pointwise_mul(d[0], d[1], n as u32)? };
+        self.transform(d[0], d[2], tw_inv, log_n)?;
+        self.scale(d[2], n as u32, g_inv, n_inv * z_inv, d_pw, d_t)?;
         let e3 = self.mark()?;
         if let Some((dst, values)) = beside {
             match overlap {
@@ -359,10 +368,11 @@ impl GpuContext {
                 false => self.upload_staged(dst, values)?,
             }
         }
-        Ok((d_t, [e0, e1, e2, e3], overlapped.as_secs_f32() * 1e3))
+        Ok((d[2], [e0, e1, e2, e3], overlapped.as_secs_f32() * 1e3))
     }
 
-    /// v[i] *= factor · base^i on the device. `d_pw` is a 32-entry scratch table; the
+    /// v[i] *= factor · base^i on the device, or with a non-null `minus` (n elements)
+    /// v[i] = (v[i] · base^i − minus[i]) · factor. `d_pw` is a 32-entry scratch table; the
     /// upload is ordered on the stream before the kernel that reads it.
     fn scale(
         &self,
@@ -371,10 +381,11 @@ impl GpuContext {
         base: Scalar,
         factor: Scalar,
         d_pw: DevPtr<Scalar>,
+        minus: DevPtr<Scalar>,
     ) -> Result<(), GpuError> {
         self.upload(d_pw, &pow2_table(base))?;
-        // SAFETY: v holds n elements, d_pw 32.
-        unsafe { self.ntt_scale(v, d_pw, factor, n) }
+        // SAFETY: v holds n elements, d_pw 32, minus (when not null) n.
+        unsafe { self.ntt_scale(v, d_pw, factor, minus, n) }
     }
 
     /// ω^j (or ω^-j) for j < n/2, cached per size and direction.

@@ -35,7 +35,7 @@ pub(crate) enum Kernel {
     NttFirstStagesR4,
     NttMidStagesR8,
     NttMidStagesR4,
-    NttAbMinusC,
+    NttPointwiseMul,
     GatherDense,
     R1csMatvec,
 }
@@ -65,7 +65,7 @@ impl Kernel {
         Kernel::NttFirstStagesR4,
         Kernel::NttMidStagesR8,
         Kernel::NttMidStagesR4,
-        Kernel::NttAbMinusC,
+        Kernel::NttPointwiseMul,
         Kernel::GatherDense,
         Kernel::R1csMatvec,
     ];
@@ -104,7 +104,7 @@ impl Kernel {
             Kernel::NttFirstStagesR4 => c"cuzk_ntt_first_stages_r4",
             Kernel::NttMidStagesR8 => c"cuzk_ntt_mid_stages_r8",
             Kernel::NttMidStagesR4 => c"cuzk_ntt_mid_stages_r4",
-            Kernel::NttAbMinusC => c"cuzk_ntt_ab_minus_c",
+            Kernel::NttPointwiseMul => c"cuzk_ntt_pointwise_mul",
             Kernel::GatherDense => c"cuzk_gather_dense",
             Kernel::R1csMatvec => c"cuzk_r1cs_matvec",
         }

@@ -126,6 +126,8 @@ while [ $# -gt 0 ]; do
         # colon: `only gpu_ntt:overlapped`).
         IFS=, read -r -a names <<<"${1:?only needs test names}"
         shift
+        # The Filecoin tests read the 2KiB params.
+        case ",${names[*]}" in *filecoin_*) params ;; esac
         for t in "${names[@]}"; do
             case "$t" in
             *:*) run_test "${t%%:*}" "${t#*:}" ;;

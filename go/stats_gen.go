@@ -10,7 +10,7 @@ import "time"
 
 // statsBytes is sizeof(cuzk_stats) as the figures table lays it out. These two lines stop
 // the build when the header and this file disagree (one regenerated without the other).
-const statsBytes = 2576
+const statsBytes = 2616
 
 var (
 	_ [C.sizeof_cuzk_stats - statsBytes]byte
@@ -185,6 +185,11 @@ type StartStages struct {
 	HostToDevice Latency
 	// All GPU → host copies of one start phase, summed (CUDA event times; 0 on the CPU).
 	DeviceToHost Latency
+	// a, b and c from a recorded circuit's matrices and the witness (a deferred
+	// partition), before the H step and not part of `ntt`: on a GPU the mat-vec over
+	// the resident matrices (CUDA event time), on the CPU the host's. 0 where the
+	// synthesis stage made a, b and c.
+	MatVec Latency
 }
 
 // StageLatency is one start-phase stage: its name (the Prometheus stage label) and figures.
@@ -206,6 +211,7 @@ func (s *StartStages) All() []StageLatency {
 		{"gather", s.Gather},
 		{"host_to_device", s.HostToDevice},
 		{"device_to_host", s.DeviceToHost},
+		{"matvec", s.MatVec},
 	}
 }
 
@@ -246,6 +252,7 @@ func statsFromC(c *C.cuzk_stats) Stats {
 	s.Stages.Gather = latencyFromC(&c.start_gather)
 	s.Stages.HostToDevice = latencyFromC(&c.start_host_to_device)
 	s.Stages.DeviceToHost = latencyFromC(&c.start_device_to_host)
+	s.Stages.MatVec = latencyFromC(&c.start_matvec)
 	s.FinalizeBG2 = latencyFromC(&c.finalize_b_g2)
 	s.Synthesis = latencyFromC(&c.synthesis)
 	s.ParamsLoad = latencyFromC(&c.params_load)

@@ -434,6 +434,11 @@ typedef struct cuzk_stats {
   struct cuzk_latency start_host_to_device;
   // All GPU → host copies of one start phase, summed (CUDA event times; 0 on the CPU).
   struct cuzk_latency start_device_to_host;
+  // a, b and c from a recorded circuit's matrices and the witness (a deferred
+  // partition), before the H step and not part of `ntt`: on a GPU the mat-vec over
+  // the resident matrices (CUDA event time), on the CPU the host's. 0 where the
+  // synthesis stage made a, b and c.
+  struct cuzk_latency start_matvec;
   // A finalizer's B_g2 MSM (part of `finalize`).
   struct cuzk_latency finalize_b_g2;
   // Per device, in the order of `devices`: CPU or CUDA and the GPU ordinal; the first

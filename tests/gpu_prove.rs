@@ -157,9 +157,10 @@ fn staged_inputs_prove_the_same_bytes() {
             .stage(&srs, Some(&a.evaluations), &a.witness)
             .unwrap()
             .expect("staged: the device is warm for this SRS");
-        let (partial, _) = gpu
+        let (partial, t) = gpu
             .start_staged(&srs, a.evaluations.clone(), &a.witness, staged)
             .unwrap();
+        assert_eq!(t.matvec, Duration::ZERO, "a, b and c came from the host");
         let host = finish(&srs, &a.witness, &partial, rs(seed)).unwrap();
         assert_eq!(host, want, "seed {seed}: staged host evaluations");
         let staged = gpu.stage(&srs, None, &a.witness).unwrap().expect("staged");
@@ -176,6 +177,7 @@ fn staged_inputs_prove_the_same_bytes() {
             Duration::ZERO,
             "nothing uploaded for the H step"
         );
+        assert!(t.matvec > Duration::ZERO, "the device's mat-vec is timed");
     }
     assert_eq!(gpu.staging_counts(), (4, 0));
 }

@@ -545,7 +545,17 @@ fn deferred_evaluations_prove_the_same_bytes() {
             },
         )
         .unwrap();
-        proof_bytes(&job.finish(PATIENCE).unwrap())
+        let bytes = proof_bytes(&job.finish(PATIENCE).unwrap());
+        // The mat-vec is a stage of its own, timed where a, b and c are made: in the start
+        // phase when deferred, in synthesis (not a start stage) otherwise.
+        let matvec = engine.stats().start_matvec;
+        assert_eq!(matvec.count, 1, "one start phase");
+        assert_eq!(
+            matvec.sum_ns > 0,
+            defer,
+            "the start phase's mat-vec, deferred {defer}"
+        );
+        bytes
     };
     let deferred = prove(true);
     assert!(sector::verify_winning_post(&inputs, &deferred).unwrap());

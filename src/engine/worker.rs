@@ -470,6 +470,7 @@ impl Worker {
             mutex_wait_us = acquired.wait.as_micros() as u64,
             compute_us = compute.as_micros() as u64,
             gap_us = acquired.gap.map(|g| g.as_micros() as u64),
+            matvec_us = us(|t| t.matvec),
             ntt_us = us(|t| t.ntt),
             msm_us = us(|t| t.msm),
             h2d_us = us(|t| t.host_to_device),

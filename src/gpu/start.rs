@@ -548,7 +548,9 @@ fn attempt(
             Planned::Deferred(*d)
         }
         (HInput::Deferred(d), _) => {
+            let t0 = Instant::now();
             evaluated = d.evaluate(w)?;
+            t.matvec = t0.elapsed();
             Planned::Host(&mut evaluated)
         }
         (HInput::Host(e), _) => Planned::Host(e),
@@ -574,8 +576,9 @@ fn attempt(
             let n = d.rows().next_power_of_two();
             let (h, nt, matvec_ms, m) =
                 ctx.h_msm_g1_resident_recorded(matrices, &w.input, aux, n, &kept.h)?;
-            // The H step on this path: the mat-vec that makes a, b and c, then the NTTs.
-            t.ntt = ms(matvec_ms) + ms(nt.total_ms);
+            // The mat-vec that makes a, b and c, then the H step's NTTs.
+            t.matvec = ms(matvec_ms);
+            t.ntt = ms(nt.total_ms);
             t.host_to_device += ms(m.upload_ms);
             t.device_to_host += ms(m.download_ms);
             (h, ms(m.total_ms))

@@ -131,8 +131,11 @@ pub trait StartPhase: Send + Sync {
         deferred: &dyn DeferredEvaluations,
         witness: &Witness,
     ) -> Result<(PartialProof, StartTimings)> {
+        let t0 = std::time::Instant::now();
         let evaluations = deferred.evaluate(witness)?;
-        self.start(srs, evaluations, witness)
+        let matvec = t0.elapsed();
+        let (partial, timings) = self.start(srs, evaluations, witness)?;
+        Ok((partial, StartTimings { matvec, ..timings }))
     }
 
     /// Whether [`StartPhase::start_deferred`] makes a, b and c where the host never holds

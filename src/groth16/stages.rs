@@ -46,6 +46,11 @@ macro_rules! with_start_stages {
                 host_to_device => start_host_to_device, HostToDevice;
                 /// All GPU → host copies of one start phase, summed (CUDA event times; 0 on the CPU).
                 device_to_host => start_device_to_host, DeviceToHost;
+                /// a, b and c from a recorded circuit's matrices and the witness (a deferred
+                /// partition), before the H step and not part of `ntt`: on a GPU the mat-vec over
+                /// the resident matrices (CUDA event time), on the CPU the host's. 0 where the
+                /// synthesis stage made a, b and c.
+                matvec => start_matvec, MatVec;
             ]
             $($input)*
         }

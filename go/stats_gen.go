@@ -101,6 +101,11 @@ type Stats struct {
 	// Recorded circuits evicted to make room in the host memory budget (a partition of
 	// their shape later records them again, or reads them from the recordings folder).
 	RecordingsEvicted uint64
+	// a, b and c from a recorded circuit's matrices and the witness (a deferred
+	// partition), one observation per successful start phase, before its H step and not
+	// part of `start_ntt`: on a GPU the mat-vec over the resident matrices (CUDA event
+	// time), on the CPU the host's; zero where the synthesis stage made a, b and c.
+	StartMatVec Latency
 	// Devices holds one entry per device in use.
 	Devices []DeviceStats
 	// Kinds holds each proof kind's counts, indexed by JobKind.
@@ -185,11 +190,6 @@ type StartStages struct {
 	HostToDevice Latency
 	// All GPU → host copies of one start phase, summed (CUDA event times; 0 on the CPU).
 	DeviceToHost Latency
-	// a, b and c from a recorded circuit's matrices and the witness (a deferred
-	// partition), before the H step and not part of `ntt`: on a GPU the mat-vec over
-	// the resident matrices (CUDA event time), on the CPU the host's. 0 where the
-	// synthesis stage made a, b and c.
-	MatVec Latency
 }
 
 // StageLatency is one start-phase stage: its name (the Prometheus stage label) and figures.
@@ -211,7 +211,6 @@ func (s *StartStages) All() []StageLatency {
 		{"gather", s.Gather},
 		{"host_to_device", s.HostToDevice},
 		{"device_to_host", s.DeviceToHost},
-		{"matvec", s.MatVec},
 	}
 }
 
@@ -252,7 +251,6 @@ func statsFromC(c *C.cuzk_stats) Stats {
 	s.Stages.Gather = latencyFromC(&c.start_gather)
 	s.Stages.HostToDevice = latencyFromC(&c.start_host_to_device)
 	s.Stages.DeviceToHost = latencyFromC(&c.start_device_to_host)
-	s.Stages.MatVec = latencyFromC(&c.start_matvec)
 	s.FinalizeBG2 = latencyFromC(&c.finalize_b_g2)
 	s.Synthesis = latencyFromC(&c.synthesis)
 	s.ParamsLoad = latencyFromC(&c.params_load)
@@ -268,6 +266,7 @@ func statsFromC(c *C.cuzk_stats) Stats {
 	s.Staging = latencyFromC(&c.staging)
 	s.PartitionsStaged = uint64(c.partitions_staged)
 	s.RecordingsEvicted = uint64(c.recordings_evicted)
+	s.StartMatVec = latencyFromC(&c.start_matvec)
 	n := int(c.device_count)
 	if n > MaxDevices {
 		n = MaxDevices

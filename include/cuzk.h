@@ -434,11 +434,6 @@ typedef struct cuzk_stats {
   struct cuzk_latency start_host_to_device;
   // All GPU → host copies of one start phase, summed (CUDA event times; 0 on the CPU).
   struct cuzk_latency start_device_to_host;
-  // a, b and c from a recorded circuit's matrices and the witness (a deferred
-  // partition), before the H step and not part of `ntt`: on a GPU the mat-vec over
-  // the resident matrices (CUDA event time), on the CPU the host's. 0 where the
-  // synthesis stage made a, b and c.
-  struct cuzk_latency start_matvec;
   // A finalizer's B_g2 MSM (part of `finalize`).
   struct cuzk_latency finalize_b_g2;
   // Per device, in the order of `devices`: CPU or CUDA and the GPU ordinal; the first
@@ -491,6 +486,11 @@ typedef struct cuzk_stats {
   // device's workers (staged, with two workers a device), not yet started. With
   // `ready_waiting`, the synthesized partitions that wait for a device.
   uint64_t device_waiting[CUZK_MAX_DEVICES];
+  // a, b and c from a recorded circuit's matrices and the witness (a deferred
+  // partition), one observation per successful start phase, before its H step and not
+  // part of `start_ntt`: on a GPU the mat-vec over the resident matrices (CUDA event
+  // time), on the CPU the host's; zero where the synthesis stage made a, b and c.
+  struct cuzk_latency start_matvec;
 } cuzk_stats;
 
 // How to run a job. Every field's zero means its default, so a zeroed struct (or a NULL

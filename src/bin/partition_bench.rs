@@ -230,9 +230,9 @@ fn main() {
             finish_timed(&srs, &witness, &partial, Randomness::random()).expect("finish");
         let finish_s = t.elapsed().as_secs_f64();
 
-        let stages: Vec<String> = timings
-            .stages()
+        let stages: Vec<String> = [("matvec", timings.matvec)]
             .iter()
+            .chain(timings.stages().iter())
             .map(|(stage, d)| format!("{stage} {:.3}", d.as_secs_f64()))
             .collect();
         println!(

@@ -453,6 +453,7 @@ impl Worker {
         let stages = result.as_ref().ok().map(|(_, t)| *t);
         if let Some(t) = &stages {
             shared.stats.stages.record(t);
+            shared.stats.start_matvec.record(t.matvec);
             // The device's own measure of its work, next to the mutex hold above.
             if seat == Seat::Device {
                 shared

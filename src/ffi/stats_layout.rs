@@ -145,11 +145,6 @@ pub struct cuzk_stats {
     pub start_host_to_device: cuzk_latency,
     /// All GPU → host copies of one start phase, summed (CUDA event times; 0 on the CPU).
     pub start_device_to_host: cuzk_latency,
-    /// a, b and c from a recorded circuit's matrices and the witness (a deferred
-    /// partition), before the H step and not part of `ntt`: on a GPU the mat-vec over
-    /// the resident matrices (CUDA event time), on the CPU the host's. 0 where the
-    /// synthesis stage made a, b and c.
-    pub start_matvec: cuzk_latency,
     /// A finalizer's B_g2 MSM (part of `finalize`).
     pub finalize_b_g2: cuzk_latency,
     /// Per device, in the order of `devices`: CPU or CUDA and the GPU ordinal; the first
@@ -202,6 +197,11 @@ pub struct cuzk_stats {
     /// device's workers (staged, with two workers a device), not yet started. With
     /// `ready_waiting`, the synthesized partitions that wait for a device.
     pub device_waiting: [u64; CUZK_MAX_DEVICES],
+    /// a, b and c from a recorded circuit's matrices and the witness (a deferred
+    /// partition), one observation per successful start phase, before its H step and not
+    /// part of `start_ntt`: on a GPU the mat-vec over the resident matrices (CUDA event
+    /// time), on the CPU the host's; zero where the synthesis stage made a, b and c.
+    pub start_matvec: cuzk_latency,
 }
 
 impl From<StatsSnapshot> for cuzk_stats {
@@ -249,7 +249,6 @@ impl From<StatsSnapshot> for cuzk_stats {
             start_gather: s.start_gather.into(),
             start_host_to_device: s.start_host_to_device.into(),
             start_device_to_host: s.start_device_to_host.into(),
-            start_matvec: s.start_matvec.into(),
             finalize_b_g2: s.finalize_b_g2.into(),
             device_backends: s.devices.map(|d| cuzk_device_backend {
                 backend: d.backend.into(),
@@ -280,6 +279,7 @@ impl From<StatsSnapshot> for cuzk_stats {
             partitions_staged: s.partitions_staged,
             recordings_evicted: s.recordings_evicted,
             device_waiting: s.devices.map(|d| d.waiting),
+            start_matvec: s.start_matvec.into(),
         }
     }
 }
@@ -299,7 +299,6 @@ impl cuzk_stats {
             ("gather", self.start_gather),
             ("host_to_device", self.start_host_to_device),
             ("device_to_host", self.start_device_to_host),
-            ("matvec", self.start_matvec),
         ]
     }
 }

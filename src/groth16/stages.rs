@@ -4,9 +4,11 @@
 //! the [`StartTimings`] fields below, and through the stats' figures table
 //! (`src/stats/figures.rs`) the `start_<stage>` histograms and snapshot fields, the
 //! Prometheus `cuzk_start_stage_seconds{stage="<stage>"}` samples, the C fields
-//! `cuzk_stats.start_<stage>` and the Go fields `Stats.Stages.<Go name>`. Adding a stage is
-//! one entry here (appended: the C struct keeps the order) plus the lines of the CPU and GPU
-//! start phases that time it; the doc text becomes the field's doc in Rust, C and Go.
+//! `cuzk_stats.start_<stage>` and the Go fields `Stats.Stages.<Go name>`; the doc text becomes
+//! the field's doc in Rust, C and Go. The stages' C fields sit in the middle of `cuzk_stats`,
+//! which a host with an older header reads by its own (smaller) size, so the list is closed:
+//! a later start-phase figure is a `StartTimings` field outside it and a figure of its own at
+//! the end of the figures table (as `matvec` / `start_matvec` is).
 
 use std::time::Duration;
 
@@ -46,11 +48,6 @@ macro_rules! with_start_stages {
                 host_to_device => start_host_to_device, HostToDevice;
                 /// All GPU → host copies of one start phase, summed (CUDA event times; 0 on the CPU).
                 device_to_host => start_device_to_host, DeviceToHost;
-                /// a, b and c from a recorded circuit's matrices and the witness (a deferred
-                /// partition), before the H step and not part of `ntt`: on a GPU the mat-vec over
-                /// the resident matrices (CUDA event time), on the CPU the host's. 0 where the
-                /// synthesis stage made a, b and c.
-                matvec => start_matvec, MatVec;
             ]
             $($input)*
         }
@@ -78,6 +75,13 @@ macro_rules! start_timings {
             /// `kernels`, the time the device waited between them (host work, synchronous
             /// copies) inside the start phase. Zero on the CPU.
             pub kernel_span: Duration,
+            /// a, b and c from a recorded circuit's matrices and the witness (a deferred
+            /// partition), before the H step and not part of `ntt`: on a GPU the mat-vec over
+            /// the resident matrices (CUDA event time), on the CPU the host's; zero where the
+            /// synthesis stage made them. Not in the stage list, whose C fields sit in the
+            /// middle of `cuzk_stats`: the stats' `start_matvec` is a figure of its own at
+            /// the struct's end.
+            pub matvec: Duration,
             $( $(#[doc = $doc])* pub $stage: Duration, )*
         }
 

@@ -133,7 +133,7 @@ with_start_stages! { declare_figures! {
     };
     /// Start-phase stages, one observation per successful start phase.
     start: stages => Stages, summary "start_stage_seconds" {stage}
-        "Stages of the start phase, one observation per start phase: ntt (the H step, its transfers included), ntt_upload and ntt_download (of ntt), msm_h, msm_l, msm_a, msm_b_g1 (each G1 MSM, its transfers included), gather (density-selected scalar gathers), host_to_device and device_to_host (all copies of the start phase), matvec (a, b and c from a recorded circuit's matrices, before ntt). Stages overlap; transfers and gathers are zero on the CPU.";
+        "Stages of the start phase, one observation per start phase: ntt (the H step, its transfers included), ntt_upload and ntt_download (of ntt), msm_h, msm_l, msm_a, msm_b_g1 (each G1 MSM, its transfers included), gather (density-selected scalar gathers), host_to_device and device_to_host (all copies of the start phase). Stages overlap; transfers and gathers are zero on the CPU.";
     /// A finalizer's B_g2 MSM (part of `finalize`).
     finalize_b_g2: latency = histogram => FinalizeBG2,
         summary "finalize_b_g2_seconds" "A finalizer's B_g2 MSM (part of cuzk_finalize_seconds).";
@@ -234,4 +234,10 @@ with_start_stages! { declare_figures! {
     device_waiting: per_device(waiting: count) = atomic => DeviceWaiting,
         gauge "device_waiting" {device}
         "Partitions waiting for each device's mutex (taken from the queue by one of its workers).";
+    /// a, b and c from a recorded circuit's matrices and the witness (a deferred
+    /// partition), one observation per successful start phase, before its H step and not
+    /// part of `start_ntt`: on a GPU the mat-vec over the resident matrices (CUDA event
+    /// time), on the CPU the host's; zero where the synthesis stage made a, b and c.
+    start_matvec: latency = histogram
+        => StartMatVec, summary "start_matvec_seconds" "The start phase's mat-vec (a, b and c of a deferred partition from its recorded matrices; not part of the ntt stage).";
 }}

@@ -546,8 +546,8 @@ fn deferred_evaluations_prove_the_same_bytes() {
         )
         .unwrap();
         let bytes = proof_bytes(&job.finish(PATIENCE).unwrap());
-        // The mat-vec is a stage of its own, timed where a, b and c are made: in the start
-        // phase when deferred, in synthesis (not a start stage) otherwise.
+        // The start phase's mat-vec is a figure of its own: a deferred partition's a, b and
+        // c are made there; a synthesized one's in synthesis, which it does not count.
         let matvec = engine.stats().start_matvec;
         assert_eq!(matvec.count, 1, "one start phase");
         assert_eq!(
